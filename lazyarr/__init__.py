@@ -1,0 +1,43 @@
+"""lazyarr: lazy arrays compiled into fused kernels, with the Python array API (2025.12) and
+NumPy's names.
+
+    import lazyarr as xp
+    x = xp.asarray([[1., 2.], [3., 4.]])
+    y = (xp.exp(x) * 2).sum()      # nothing has run yet
+    print(y)                       # realizes: one fused kernel compiles, runs and is cached
+"""
+from __future__ import annotations
+
+import math as _math
+
+from lazyarr import dtypes as _dtypes
+from lazyarr.tensor import Tensor, realize
+from lazyarr.dtypes import (bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: A001
+                            float32, float64, complex64, complex128, DType, finfo, iinfo)
+from lazyarr.creation import (arange, asarray, empty, empty_like, eye, full, full_like, linspace, ones,
+                              ones_like, zeros, zeros_like)
+from lazyarr.elementwise import *  # noqa: F401,F403
+from lazyarr.elementwise import abs, pow, round, where  # noqa: A001  (shadow builtins on purpose)
+from lazyarr.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, matrix_transpose,
+                                  moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack, tile, transpose,
+                                  unstack)
+from lazyarr.statistics import all, any, max, mean, min, prod, std, sum, var  # noqa: A001
+from lazyarr.linalg import matmul, tensordot, vecdot
+from lazyarr.data_types import astype, can_cast, isdtype, result_type
+from lazyarr.runtime.device import Device, get_device
+from lazyarr.runtime.cpu import CompileError
+from lazyarr import settings
+
+__version__ = "0.1.0"
+__array_api_version__ = "2025.12"
+
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+bool_ = bool
+concatenate = concat
+ndarray = Tensor
+array = asarray

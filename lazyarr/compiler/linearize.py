@@ -1,0 +1,69 @@
+"""Stage 21, linearize: the kernel graph as a list of instructions, in an order that respects
+every edge and puts work where it runs least often.
+
+A priority-aware topological sort. Among the nodes whose sources are all placed, the next is the
+one with the smallest key (run_count, priority, position): run_count is how often the node runs,
+the product of the sizes of the ranges it is inside of (loop-invariant work is hoisted out of
+inner loops); priority breaks ties: DEFINE_GLOBAL −20, DEFINE_VAR −19, DEFINE_LOCAL −18,
+DEFINE_ACC −17 (registers), CONST −10, END −5, LOAD −1, STORE +1, RANGE +5, others 0; position
+(the node's place in a plain topological order) keeps the result deterministic.
+
+Stage 22, cleanup, then works on the list: a STORE through a gated INDEX becomes
+IF(gate) / STORE / ENDIF, for targets without predicated stores.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+
+PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_ACC: -17, Ops.CONST: -10,
+            Ops.END: -5, Ops.LOAD: -1, Ops.STORE: 1, Ops.RANGE: 5}
+
+
+def run_count(u: UOp) -> int:
+    return math.prod(r.src[0].arg for r in u.ranges)
+
+
+def linearize(sink: UOp) -> list[UOp]:
+    order = sink.toposort()
+    position = {u: i for i, u in enumerate(order)}
+    waiting = {u: len(set(u.src)) for u in order}
+    users: dict[UOp, list[UOp]] = {u: [] for u in order}
+    for u in order:
+        for s in set(u.src):
+            users[s].append(u)
+
+    def key(u: UOp) -> tuple[int, int, int]:
+        return (run_count(u), PRIORITY.get(u.op, 0), position[u])
+
+    ready = [(key(u), u) for u in order if waiting[u] == 0]
+    heapq.heapify(ready)
+    out: list[UOp] = []
+    while ready:
+        _, u = heapq.heappop(ready)
+        out.append(u)
+        for v in users[u]:
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                heapq.heappush(ready, (key(v), v))
+    assert len(out) == len(order), "the kernel graph has a cycle"
+    return out
+
+
+def cleanup_gated_stores(program: list[UOp]) -> list[UOp]:
+    """Stage 22: STORE(INDEX(buf, i, gate), v) → IF(gate) STORE(INDEX(buf, i), v) ENDIF."""
+    out: list[UOp] = []
+    for u in program:
+        if u.op is Ops.STORE and not u.src[0].src[-1].is_const(True):
+            ix = u.src[0]
+            cond = UOp(Ops.IF, dtypes.void, (ix.src[-1],))
+            ungated = ix.replace(src=(*ix.src[:-1], UOp.const(dtypes.bool_, True)))
+            if ungated not in out:
+                out.append(ungated)
+            out += [cond, u.replace(src=(ungated, *u.src[1:])), UOp(Ops.ENDIF, dtypes.void, (cond,))]
+        else:
+            out.append(u)
+    return out

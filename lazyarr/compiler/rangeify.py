@@ -1,0 +1,191 @@
+"""Rangeify: turn one kernel's tensor graph into loops over explicit ranges and index expressions.
+
+The kernel stores a value of shape S into its output buffer. Rangeify gives the output one RANGE
+per axis of S (an axis of length 1 gets the constant 0), and asks for the value at those indices
+with an INDEX node. Rules then push every INDEX from the root towards the leaves:
+- through an ALU op, a cast or a detach: each source is indexed the same way;
+- through a movement op, the indices are mapped to the source's: reshape flattens and unflattens
+  within groups of axes whose lengths multiply to the same number, permute reorders, expand
+  drops the index of a stretched axis (0), shrink adds the start, flip mirrors, and pad subtracts
+  the padding and gates the value with the condition that the index lies inside the source
+  (`valid ? value : 0`), the condition also guarding every load below it;
+- into a reduction over axes: the reduced axes get new RANGEs of their own and the value becomes
+  a REDUCE over them;
+- at the leaves: a constant is itself, IOTA is its index, and a buffer becomes a LOAD from a
+  kernel argument (DEFINE_GLOBAL) at the row-major linear index, under the gate.
+The output is a STORE into argument 0 at the output's linear index, closed by an END of the
+output's ranges. The result holds no Buffer objects: the same computation on other buffers is the
+same graph, which is what the kernel caches key on.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from lazyarr import dtypes
+from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
+from lazyarr.compiler.uop import GroupOp, Ops, UOp
+
+P = UPat
+TRUE = UOp.const(dtypes.bool_, True)
+
+
+def idx_const(v: int) -> UOp:
+    return UOp.const(dtypes.index, v)
+
+
+@dataclass
+class RangeifyContext:
+    buffers: list[Any] = field(default_factory=list)
+    globals: dict[int, UOp] = field(default_factory=dict)
+    next_range: int = 0
+
+    def global_for(self, buf: Any) -> UOp:
+        if id(buf) not in self.globals:
+            self.globals[id(buf)] = UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(buf.dtype), (), len(self.buffers))
+            self.buffers.append(buf)
+        return self.globals[id(buf)]
+
+    def new_range(self, size: int) -> UOp:
+        self.next_range += 1
+        return UOp(Ops.RANGE, dtypes.index, (idx_const(size),), self.next_range - 1)
+
+
+def index(x: UOp, idxs: Sequence[UOp], gate: UOp = TRUE) -> UOp:
+    """The value of tensor node `x` at `idxs` (one per axis), loads guarded by `gate`."""
+    assert len(idxs) == len(x.shape), (x.op, x.shape, len(idxs))
+    return UOp(Ops.INDEX, x.dtype, (x, *idxs, gate))
+
+
+def linear_index(idxs: Sequence[UOp], shape: Sequence[int]) -> UOp:
+    """Σ idx_i · stride_i for a row-major array of `shape`."""
+    out, stride = idx_const(0), 1
+    for i, s in reversed(list(zip(idxs, shape))):
+        if s != 1:
+            out = out + i * stride if stride != 1 else out + i
+        stride *= s
+    return out
+
+
+def reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """Runs of axes of `old` and `new` whose lengths multiply to the same number, in order."""
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        oa, na, po, pn = [], [], 1, 1
+        if i < len(old):
+            po, i = old[i], i + 1
+            oa.append(i - 1)
+        if j < len(new):
+            pn, j = new[j], j + 1
+            na.append(j - 1)
+        while po != pn:
+            if po < pn and i < len(old):
+                po, i = po * old[i], i + 1
+                oa.append(i - 1)
+            elif j < len(new):
+                pn, j = pn * new[j], j + 1
+                na.append(j - 1)
+            else:
+                oa += list(range(i, len(old)))
+                i = len(old)
+                break
+        groups.append((oa, na))
+    return groups
+
+
+def map_reshape(old: tuple[int, ...], new: tuple[int, ...], idxs: Sequence[UOp]) -> list[UOp]:
+    if math.prod(old) == 0:
+        return [idx_const(0)] * len(old)
+    out: list[UOp] = [idx_const(0)] * len(old)
+    for oa, na in reshape_groups(old, new):
+        if len(oa) == 1 and len(na) == 1:
+            out[oa[0]] = idxs[na[0]]
+            continue
+        flat = linear_index([idxs[a] for a in na], [new[a] for a in na])
+        stride = 1
+        for a in reversed(oa):
+            out[a] = idx_const(0) if old[a] == 1 else (flat // stride) % old[a]
+            stride *= old[a]
+    return out
+
+
+def push_movement(ix: UOp, mv: UOp) -> UOp:
+    x, idxs, gate = mv.src[0], list(ix.src[1:-1]), ix.src[-1]
+    if mv.op is Ops.RESHAPE:
+        return index(x, map_reshape(x.shape, mv.shape, idxs), gate)
+    if mv.op is Ops.PERMUTE:
+        new = [idx_const(0)] * len(idxs)
+        for out_axis, src_axis in enumerate(mv.arg):
+            new[src_axis] = idxs[out_axis]
+        return index(x, new, gate)
+    if mv.op is Ops.EXPAND:
+        return index(x, [idx_const(0) if s == 1 and n != 1 else i
+                         for i, s, n in zip(idxs, x.shape, mv.shape)], gate)
+    if mv.op is Ops.SHRINK:
+        return index(x, [i + b if b else i for i, (b, _) in zip(idxs, mv.arg)], gate)
+    if mv.op is Ops.FLIP:
+        return index(x, [(n - 1) - i if ax in mv.arg else i
+                         for ax, (i, n) in enumerate(zip(idxs, x.shape))], gate)
+    if mv.op is Ops.PAD:
+        valid, new = TRUE, []
+        for i, n, (b, _) in zip(idxs, x.shape, mv.arg):
+            if b == 0 and _ == 0:
+                new.append(i)
+                continue
+            valid = valid & idx_const(b).le(i) & i.lt(b + n)
+            new.append(i - b if b else i)
+        inner = index(x, new, gate & valid)
+        return valid.where(inner, UOp.const(x.dtype, 0))
+    raise AssertionError(mv.op)
+
+
+def push_reduce(ctx: RangeifyContext, ix: UOp, red: UOp) -> UOp:
+    x, idxs, gate = red.src[0], list(ix.src[1:-1]), ix.src[-1]
+    op, axes = red.arg
+    ranges = []
+    for a in axes:
+        if x.shape[a] != 1:
+            idxs[a] = ctx.new_range(x.shape[a])
+            ranges.append(idxs[a])
+        else:
+            idxs[a] = idx_const(0)
+    inner = index(x, idxs, gate)
+    return UOp(Ops.REDUCE, red.dtype, (inner, *ranges), op) if ranges else inner
+
+
+def push_elementwise(ix: UOp, u: UOp) -> UOp:
+    idxs, gate = ix.src[1:-1], ix.src[-1]
+    return u.replace(src=tuple(index(s, idxs, gate) for s in u.src))
+
+
+def load_buffer(ctx: RangeifyContext, ix: UOp, buf: UOp) -> UOp:
+    g = ctx.global_for(buf.arg)
+    return UOp(Ops.LOAD, buf.dtype, (UOp(Ops.INDEX, g.dtype, (g, ix.src[1], ix.src[-1])),))
+
+
+pm_rangeify = PatternMatcher([
+    (P(Ops.INDEX, src=(P(GroupOp.Movement, name="mv"),), allow_any_len=True, name="ix"), push_movement),
+    (P(Ops.INDEX, src=(P(Ops.REDUCE_AXIS, name="red"),), allow_any_len=True, name="ix"), push_reduce),
+    (P(Ops.INDEX, src=(P(GroupOp.Elementwise, name="u"),), allow_any_len=True, name="ix"), push_elementwise),
+    (P(Ops.INDEX, src=(P(Ops.DETACH, name="d"),), allow_any_len=True, name="ix"),
+     lambda ix, d: index(d.src[0], ix.src[1:-1], ix.src[-1])),
+    (P(Ops.INDEX, src=(P(Ops.CONST, name="c"),), allow_any_len=True), lambda c: c),
+    (P(Ops.INDEX, src=(P(Ops.IOTA),), allow_any_len=True, name="ix"), lambda ix: ix.src[1]),
+    (P(Ops.INDEX, src=(P(Ops.BUFFER, name="buf"),), allow_any_len=True, name="ix"), load_buffer),
+])
+
+
+def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
+    """The kernel graph that stores `value` into buffer `out`, and the buffers it takes, in
+    argument order (the output first)."""
+    ctx = RangeifyContext()
+    out_global = ctx.global_for(out)
+    ranges = [ctx.new_range(s) if s != 1 else idx_const(0) for s in value.shape]
+    store = UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, out_global.dtype,
+                                             (out_global, linear_index(ranges, value.shape), TRUE)),
+                                        index(value, ranges)))
+    loops = [r for r in ranges if r.op is Ops.RANGE]
+    root = UOp(Ops.END, dtypes.void, (store, *loops)) if loops else store
+    sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, (root,)), pm_rangeify, ctx, bottom_up=False)
+    return sink, ctx.buffers

@@ -1,0 +1,255 @@
+"""Render a linearized kernel as C: one function taking its buffers as an array of addresses.
+
+Loops become `for` statements, accumulators local variables, and ALU ops C expressions. A value
+used once, inside the same loops as its user, is written inline; any other value gets a `const`
+local. The C follows NumPy's semantics where C's differ: integer division and remainder by zero
+give 0 and INT_MIN/-1 wraps (helpers), shifts by the type's width or more give 0 (or -1 for a
+negative value shifted right), MAX/MIN propagate NaN, narrow integers wrap after every operation
+(casts), and signed overflow wraps (the compiler runs with -fwrapv).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.dtypes import DType
+
+C_TYPES = {dtypes.bool_: "bool", dtypes.int8: "int8_t", dtypes.int16: "int16_t", dtypes.int32: "int32_t",
+           dtypes.int64: "int64_t", dtypes.uint8: "uint8_t", dtypes.uint16: "uint16_t",
+           dtypes.uint32: "uint32_t", dtypes.uint64: "uint64_t", dtypes.float32: "float",
+           dtypes.float64: "double"}
+UNSIGNED_OF = {dtypes.int8: "uint8_t", dtypes.int16: "uint16_t", dtypes.int32: "uint32_t",
+               dtypes.int64: "uint64_t"}
+
+MATH_FUNCTIONS = {Ops.SQRT: "sqrt", Ops.EXP: "exp", Ops.EXP2: "exp2", Ops.EXPM1: "expm1", Ops.LOG: "log",
+                  Ops.LOG2: "log2", Ops.LOG10: "log10", Ops.LOG1P: "log1p", Ops.SIN: "sin", Ops.COS: "cos",
+                  Ops.TAN: "tan", Ops.ASIN: "asin", Ops.ACOS: "acos", Ops.ATAN: "atan", Ops.SINH: "sinh",
+                  Ops.COSH: "cosh", Ops.TANH: "tanh", Ops.ASINH: "asinh", Ops.ACOSH: "acosh",
+                  Ops.ATANH: "atanh", Ops.FLOOR: "floor", Ops.CEIL: "ceil", Ops.TRUNC: "trunc",
+                  Ops.RINT: "rint", Ops.ABS: "fabs", Ops.POW: "pow", Ops.ATAN2: "atan2", Ops.HYPOT: "hypot",
+                  Ops.COPYSIGN: "copysign", Ops.NEXTAFTER: "nextafter", Ops.FMOD: "fmod"}
+INFIX = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.CMPLT: "<", Ops.CMPLE: "<=",
+         Ops.CMPEQ: "==", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^"}
+
+
+def c_type(d: DType) -> str:
+    if isinstance(d, dtypes.PtrDType):
+        return c_type(d.base) + "*"
+    return C_TYPES[d]
+
+
+def c_literal(v, d: DType) -> str:
+    if d.is_bool:
+        return "1" if v else "0"
+    if d.is_float:
+        suffix = "f" if d is dtypes.float32 else ""
+        if math.isnan(v):
+            return "NAN" if d is dtypes.float32 else "((double)NAN)"
+        if math.isinf(v):
+            inf = "INFINITY" if d is dtypes.float32 else "((double)INFINITY)"
+            return inf if v > 0 else f"(-{inf})"
+        return f"{float(v).hex()}{suffix}"
+    if d is dtypes.int64 and v == dtypes.iinfo(d).min:
+        return "(-9223372036854775807LL-1)"
+    if d is dtypes.int32 and v == dtypes.iinfo(d).min:
+        return "(-2147483647-1)"
+    if d is dtypes.uint64:
+        return f"{v}ULL"
+    if d is dtypes.int64:
+        return f"{v}LL"
+    if d is dtypes.uint32:
+        return f"{v}U"
+    if d.itemsize < 4:
+        return f"(({C_TYPES[d]}){v})"
+    return str(v)
+
+
+class CRenderer:
+    """C for gcc. `helpers` collects the static inline functions a kernel uses."""
+    device = "cpu"
+    has_predicated_store = False
+
+    def __init__(self) -> None:
+        self.helpers: dict[str, str] = {}
+
+    # ---- helpers with NumPy semantics -------------------------------------------------------
+    def helper(self, name: str, body: str) -> str:
+        self.helpers.setdefault(name, body)
+        return name
+
+    def int_div(self, d: DType, a: str, b: str, mod: bool) -> str:
+        t = c_type(d)
+        name = f"lz_{'mod' if mod else 'div'}_{d.name}"
+        if d.is_unsigned:
+            body = f"static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? 0 : ({t})(a {'%' if mod else '/'} b); }}"
+        elif mod:
+            body = f"static inline {t} {name}({t} a, {t} b) {{ return (b == 0 || b == -1) ? 0 : ({t})(a % b); }}"
+        else:
+            body = (f"static inline {t} {name}({t} a, {t} b) {{ return b == 0 ? 0 : "
+                    f"(b == -1 ? ({t})(0 - ({UNSIGNED_OF[d]})a) : ({t})(a / b)); }}")
+        return f"{self.helper(name, body)}({a}, {b})"
+
+    def shift(self, d: DType, a: str, b: str, left: bool) -> str:
+        t, bits = c_type(d), d.bits
+        name = f"lz_{'shl' if left else 'shr'}_{d.name}"
+        if left:
+            u = UNSIGNED_OF.get(d, t)
+            body = (f"static inline {t} {name}({t} a, {t} b) {{ return (b < 0 || b >= {bits}) ? 0 : "
+                    f"({t})(({u})a << b); }}")
+        elif d.is_unsigned:
+            body = f"static inline {t} {name}({t} a, {t} b) {{ return (b >= {bits}) ? 0 : ({t})(a >> b); }}"
+        else:
+            body = (f"static inline {t} {name}({t} a, {t} b) {{ return (b < 0 || b >= {bits}) ? "
+                    f"(a < 0 ? -1 : 0) : ({t})(a >> b); }}")
+        return f"{self.helper(name, body)}({a}, {b})"
+
+    def minmax(self, d: DType, a: str, b: str, is_max: bool) -> str:
+        t = c_type(d)
+        name = f"lz_{'max' if is_max else 'min'}_{d.name}"
+        cmp = ">" if is_max else "<"
+        nan = "a != a || " if d.is_float else ""
+        body = f"static inline {t} {name}({t} a, {t} b) {{ return ({nan}a {cmp} b) ? a : b; }}"
+        return f"{self.helper(name, body)}({a}, {b})"
+
+    def int_pow(self, d: DType, a: str, b: str) -> str:
+        t = c_type(d)
+        name = f"lz_pow_{d.name}"
+        neg = "" if d.is_unsigned else "if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0); "
+        body = (f"static inline {t} {name}({t} b, {t} e) {{ {neg}{t} r = 1; "
+                f"while (e) {{ if (e & 1) r = ({t})(r * b); b = ({t})(b * b); e >>= 1; }} return r; }}")
+        return f"{self.helper(name, body)}({a}, {b})"
+
+    def bitcast(self, src: DType, dst: DType, a: str) -> str:
+        name = f"lz_bitcast_{src.name}_{dst.name}"
+        body = (f"static inline {c_type(dst)} {name}({c_type(src)} x) {{ union {{ {c_type(src)} a; "
+                f"{c_type(dst)} b; }} u; u.a = x; return u.b; }}")
+        return f"{self.helper(name, body)}({a})"
+
+    # ---- expressions ------------------------------------------------------------------------
+    def wrap(self, d: DType, expr: str) -> str:
+        """Narrow integers are promoted to int by C: cast back so that they wrap as NumPy's do."""
+        return f"(({c_type(d)})({expr}))" if (d.is_int and d.itemsize < 4) or d.is_bool else expr
+
+    def alu(self, u: UOp, a: list[str]) -> str:
+        op, d = u.op, u.dtype
+        sd = u.src[0].dtype if u.src else d
+        if op is Ops.WHERE:
+            return f"({a[0]} ? {a[1]} : {a[2]})"
+        if op is Ops.MULACC:
+            return self.wrap(d, f"({a[0]} * {a[1]} + {a[2]})")
+        if op is Ops.CAST:
+            if d.is_bool:
+                return f"({a[0]} != 0)"
+            return f"(({c_type(d)})({a[0]}))"
+        if op is Ops.BITCAST:
+            return self.bitcast(sd, d, a[0])
+        if sd.is_float and op in MATH_FUNCTIONS:
+            fn = MATH_FUNCTIONS[op] + ("f" if sd is dtypes.float32 else "")
+            return f"{fn}({', '.join(a)})"
+        if op in (Ops.MAX, Ops.MIN):
+            if sd.is_bool:
+                return f"({a[0]} {'|' if op is Ops.MAX else '&'} {a[1]})"
+            return self.minmax(d, a[0], a[1], op is Ops.MAX)
+        if op is Ops.NEG:
+            return f"(!{a[0]})" if d.is_bool else self.wrap(d, f"(-{a[0]})")
+        if op is Ops.NOT:
+            return f"(!{a[0]})" if d.is_bool else self.wrap(d, f"(~{a[0]})")
+        if op is Ops.RECIP:
+            return f"({c_literal(1.0, d)} / {a[0]})"
+        if op is Ops.ABS:
+            return a[0] if d.is_unsigned or d.is_bool else self.wrap(d, f"({a[0]} < 0 ? -{a[0]} : {a[0]})")
+        if op in (Ops.IDIV, Ops.MOD):
+            c = u.src[1]
+            if c.op is Ops.CONST and (c.arg > 0 or (c.arg < -1)):
+                return self.wrap(d, f"({a[0]} {'/' if op is Ops.IDIV else '%'} {a[1]})")
+            return self.int_div(d, a[0], a[1], op is Ops.MOD)
+        if op in (Ops.SHL, Ops.SHR):
+            c = u.src[1]
+            if c.op is Ops.CONST and 0 <= c.arg < d.bits and (op is Ops.SHR or d.is_unsigned):
+                return self.wrap(d, f"({a[0]} {'<<' if op is Ops.SHL else '>>'} {a[1]})")
+            return self.shift(d, a[0], a[1], op is Ops.SHL)
+        if op is Ops.POW:
+            return self.int_pow(d, a[0], a[1])
+        if op in INFIX:
+            expr = f"({a[0]} {INFIX[op]} {a[1]})"
+            return expr if op in GroupOp.Comparison else self.wrap(d, expr)
+        raise NotImplementedError(f"the C renderer has no {op.name} for {d}")
+
+    # ---- the kernel -------------------------------------------------------------------------
+    def render(self, name: str, program: list[UOp]) -> str:
+        self.helpers = {}
+        users: dict[UOp, list[UOp]] = {u: [] for u in program}
+        for u in program:
+            for s in u.src:
+                if s in users:
+                    users[s].append(u)
+        names: dict[UOp, str] = {}
+        counters: dict[str, int] = {}
+        params: list[str] = []
+        lines: list[str] = []
+        depth = 1
+
+        def fresh(prefix: str) -> str:
+            counters[prefix] = counters.get(prefix, 0) + 1
+            return f"{prefix}{counters[prefix] - 1}"
+
+        def ref(u: UOp) -> str:
+            if u.op is Ops.CONST:
+                return c_literal(u.arg, u.dtype)
+            return names[u]
+
+        def emit(line: str) -> None:
+            lines.append("  " * depth + line)
+
+        for u in program:
+            op = u.op
+            if op is Ops.DEFINE_GLOBAL:
+                names[u] = f"data{u.arg}"
+                params.append(f"  {c_type(u.dtype)} restrict data{u.arg} = ({c_type(u.dtype)})args[{u.arg}];")
+            elif op is Ops.CONST:
+                names[u] = c_literal(u.arg, u.dtype)
+            elif op is Ops.RANGE:
+                names[u] = f"r{u.arg}"
+                emit(f"for (int64_t r{u.arg} = 0; r{u.arg} < {ref(u.src[0])}; r{u.arg}++) {{")
+                depth += 1
+            elif op is Ops.END:
+                depth -= 1
+                emit("}")
+            elif op is Ops.IF:
+                emit(f"if ({ref(u.src[0])}) {{")
+                depth += 1
+            elif op is Ops.ENDIF:
+                depth -= 1
+                emit("}")
+            elif op is Ops.INDEX:
+                names[u] = f"{ref(u.src[0])}[{ref(u.src[1])}]"
+            elif op is Ops.STORE:
+                emit(f"{ref(u.src[0])} = {ref(u.src[1])};")
+            elif op is Ops.DEFINE_ACC:
+                names[u] = fresh("acc")
+                emit(f"{c_type(u.dtype)} {names[u]} = {ref(u.src[0])};")
+            elif op is Ops.ASSIGN:
+                emit(f"{ref(u.src[0])} = {ref(u.src[1])};")
+            elif op is Ops.AFTER:
+                names[u] = ref(u.src[0])
+            elif op in (Ops.SINK, Ops.NOOP):
+                continue
+            else:
+                if op is Ops.LOAD:
+                    ix = u.src[0]
+                    gate = ix.src[-1]
+                    expr = names[ix] if gate.is_const(True) else \
+                        f"({ref(gate)} ? {names[ix]} : {c_literal(0, u.dtype)})"
+                else:
+                    expr = self.alu(u, [ref(s) for s in u.src])
+                us = users[u]
+                if len(us) == 1 and us[0].src.count(u) == 1 and us[0].ranges == u.ranges and \
+                        us[0].op not in (Ops.RANGE,):
+                    names[u] = expr
+                else:
+                    names[u] = fresh("val" if op is Ops.LOAD else "alu")
+                    emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
+        head = ["#include <stdint.h>", "#include <stdbool.h>", "#include <math.h>", *self.helpers.values()]
+        return "\n".join(head + [f"void {name}(const uintptr_t* restrict args) {{", *params, *lines, "}"]) + "\n"

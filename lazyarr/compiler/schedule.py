@@ -1,0 +1,170 @@
+"""The scheduler: which values become buffers (fusion decisions), and the kernels that fill them.
+
+Given the tensor graphs to realize, in order:
+1. every node already realized is replaced by a view of its buffer (`realized` maps computed
+   nodes to their buffers, weakly: an entry lives as long as the node does);
+2. realize points are chosen: each output that is not already a contiguous view of a buffer;
+   each CONTIGUOUS and COPY; and each reduction whose result is broadcast (EXPAND) on its way to
+   the kernel that uses it, since inlining it there would compute it once per broadcast element.
+   Everything else is fused into the kernel of the realize point that uses it: chains of
+   elementwise and movement ops, and reductions with the elementwise work that feeds them and
+   the elementwise work they feed;
+3. each realize point becomes one kernel that stores its value into a new buffer, reading the
+   other realize points' buffers; values of no elements get a buffer and no kernel.
+Kernels come out in dependency order. `ScheduleItem.source` renders a kernel without running it.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+
+from lazyarr import dtypes
+from lazyarr.compiler.codegen import KernelSource, generate
+from lazyarr.compiler.rangeify import rangeify
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.runtime.device import Buffer, Device
+
+# computed node → the view of the buffer holding its value
+realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+_kernel_sources: dict[tuple[UOp, str], KernelSource] = {}
+
+
+def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
+    """The tensor node reading `buf` as an array of `shape`."""
+    b = UOp(Ops.BUFFER, buf.dtype, (), buf)
+    return b if shape == (buf.size,) else UOp(Ops.RESHAPE, buf.dtype, (b,), shape)
+
+
+def is_buffer_view(u: UOp) -> bool:
+    return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+
+
+def view_buffer(u: UOp) -> Buffer:
+    return (u if u.op is Ops.BUFFER else u.src[0]).arg
+
+
+@dataclass
+class ScheduleItem:
+    """One kernel: its graph (holding no buffers), its buffers in argument order, its device."""
+    ast: UOp
+    buffers: list[Buffer]
+    device: Device
+    _kernel: KernelSource | None = field(default=None, repr=False)
+
+    @property
+    def kernel(self) -> KernelSource:
+        if self._kernel is None:
+            key = (self.ast, self.device.name)
+            if key not in _kernel_sources:
+                _kernel_sources[key] = generate(self.ast, self.device.renderer)
+            self._kernel = _kernel_sources[key]
+        return self._kernel
+
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+    @property
+    def source(self) -> str:
+        return self.kernel.source
+
+    def __repr__(self) -> str:
+        return f"<ScheduleItem {self.name} on {self.device.name}, {len(self.buffers)} buffers>"
+
+
+def _resolve_realized(roots: list[UOp]) -> list[UOp]:
+    mapping = {}
+    for r in roots:
+        for u in r.toposort(lambda x: x in realized):
+            if u in realized:
+                mapping[u] = realized[u]
+    if not mapping:
+        return roots
+    from lazyarr.compiler.patterns import substitute
+    sink = substitute(UOp(Ops.SINK, dtypes.void, tuple(roots)), mapping)
+    return list(sink.src)
+
+
+def _expands(u: UOp) -> bool:
+    return u.op is Ops.EXPAND and any(s == 1 and n != 1 for s, n in zip(u.src[0].shape, u.shape))
+
+
+def find_realize_points(roots: list[UOp]) -> list[UOp]:
+    """The nodes that get buffers of their own, in dependency order."""
+    sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
+    order = sink.toposort(is_buffer_view)
+    points = {r for r in roots if not is_buffer_view(r)}
+    points |= {u for u in order if u.op in (Ops.CONTIGUOUS, Ops.COPY) and not is_buffer_view(u)}
+    # broadcast[u]: some path from u to the kernel that reads it passes through a broadcast
+    broadcast: dict[UOp, bool] = {}
+    for u in reversed(order):
+        if u.op is Ops.REDUCE_AXIS and broadcast.get(u, False):
+            points.add(u)
+        below = False if u in points or u.op is Ops.SINK else (broadcast.get(u, False) or _expands(u))
+        for s in u.src:
+            broadcast[s] = broadcast.get(s, False) or below
+    return [u for u in order if u in points]
+
+
+@dataclass
+class Schedule:
+    items: list[ScheduleItem]
+    views: dict[UOp, UOp]       # each output (as given) → the view of its buffer
+    buffers: dict[UOp, UOp]     # every realize point → its view, recorded once the kernels ran
+
+
+def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
+    """The kernels that compute `outputs` (nodes with their devices), in dependency order."""
+    roots = _resolve_realized([u for u, _ in outputs])
+    device_of = {r: d for r, (_, d) in zip(roots, outputs)}
+    points = find_realize_points(roots)
+    views: dict[UOp, UOp] = {}
+    buffers: dict[UOp, Buffer] = {}
+    for p in points:
+        device = device_of.get(p) or _graph_device(p) or outputs[0][1]
+        buffers[p] = Buffer(device, p.size, p.dtype)
+        views[p] = buffer_view(buffers[p], p.shape)
+    items: list[ScheduleItem] = []
+    replaced: dict[UOp, UOp] = {}
+    for p in points:
+        if p.size == 0:
+            continue
+        if p.op in (Ops.CONTIGUOUS, Ops.COPY):
+            value = _replace_points(p.src[0], views, replaced)
+        else:
+            value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
+        ast, bufs = rangeify(buffers[p], value)
+        items.append(ScheduleItem(ast, bufs, buffers[p].device))
+    out_views = {orig: views.get(r, r) for (orig, _), r in zip(outputs, roots)}
+    return Schedule(items, out_views, views)
+
+
+def _replace_points(u: UOp, views: dict[UOp, UOp], done: dict[UOp, UOp]) -> UOp:
+    for n in u.toposort(lambda x: x in views or x in done):
+        if n in done:
+            continue
+        if n in views:
+            done[n] = views[n]
+        else:
+            new_src = tuple(done[s] for s in n.src)
+            done[n] = n if new_src == n.src else n.replace(src=new_src)
+    return done[u]
+
+
+def _graph_device(u: UOp) -> Device | None:
+    for n in u.toposort(lambda x: x.op is Ops.COPY):
+        if n.op is Ops.BUFFER:
+            return n.arg.device
+        if n.op is Ops.COPY:
+            return n.arg
+    return None
+
+
+def realize_all(outputs: list[tuple[UOp, Device]]) -> dict[UOp, UOp]:
+    """Compute `outputs` and return each one's buffer view."""
+    from lazyarr.runtime.executor import run
+    sched = create_schedule(outputs)
+    run(sched.items)
+    for p, v in sched.buffers.items():
+        realized[p] = v
+    return sched.views

@@ -1,0 +1,251 @@
+"""The graph: one immutable, hash-consed node type for every level of the compiler.
+
+A `UOp` is (op, dtype, src, arg). Building a node that already exists returns the existing
+object, so structural equality is identity: `a + b is a + b`. Rewrites, caches and schedule
+reuse therefore compare and hash nodes in O(1). Nodes are kept alive only by their users; the
+intern table holds them weakly.
+
+The op set has three layers, all in `Ops`:
+- tensor ops: leaves (BUFFER, CONST, IOTA), ALU ops, CAST/BITCAST, REDUCE_AXIS, the movement ops
+  (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP), CONTIGUOUS, COPY, DETACH;
+- rangeify ops: INDEX (a value at given indices) and REDUCE (a reduction over explicit RANGEs);
+- kernel ops: DEFINE_GLOBAL, DEFINE_VAR, DEFINE_ACC, RANGE, LOAD, STORE, ASSIGN, END, AFTER, IF,
+  ENDIF, SINK.
+The semantics of each tensor op (shape, dtype, constant folding, local gradient) live in
+`lazyarr.ops`.
+"""
+from __future__ import annotations
+
+import math
+import struct
+import weakref
+from enum import Enum, auto
+from typing import Any, Callable, Iterator
+
+from lazyarr import dtypes
+from lazyarr.dtypes import DType
+
+
+class Ops(Enum):
+    # leaves
+    BUFFER = auto(); CONST = auto(); IOTA = auto()
+    # unary ALU
+    NEG = auto(); NOT = auto(); ABS = auto(); SQRT = auto(); RECIP = auto()
+    EXP = auto(); EXP2 = auto(); EXPM1 = auto(); LOG = auto(); LOG2 = auto(); LOG10 = auto()
+    LOG1P = auto(); SIN = auto(); COS = auto(); TAN = auto(); ASIN = auto(); ACOS = auto()
+    ATAN = auto(); SINH = auto(); COSH = auto(); TANH = auto(); ASINH = auto(); ACOSH = auto()
+    ATANH = auto(); FLOOR = auto(); CEIL = auto(); TRUNC = auto(); RINT = auto()
+    # binary ALU
+    ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto()
+    MAX = auto(); MIN = auto(); POW = auto(); ATAN2 = auto(); HYPOT = auto(); COPYSIGN = auto()
+    NEXTAFTER = auto(); FMOD = auto()
+    CMPLT = auto(); CMPLE = auto(); CMPEQ = auto(); CMPNE = auto()
+    AND = auto(); OR = auto(); XOR = auto(); SHL = auto(); SHR = auto()
+    # ternary ALU
+    WHERE = auto(); MULACC = auto()
+    # type changes
+    CAST = auto(); BITCAST = auto()
+    # reduction over axes (tensor level)
+    REDUCE_AXIS = auto()
+    # movement
+    RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()
+    # realization and markers
+    CONTIGUOUS = auto(); COPY = auto(); DETACH = auto()
+    # rangeify
+    INDEX = auto(); REDUCE = auto()
+    # kernel level
+    DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); DEFINE_ACC = auto(); RANGE = auto()
+    LOAD = auto(); STORE = auto(); ASSIGN = auto(); END = auto(); AFTER = auto()
+    IF = auto(); ENDIF = auto(); SINK = auto(); NOOP = auto()
+
+    def __repr__(self) -> str:
+        return f"Ops.{self.name}"
+
+
+class GroupOp:
+    Unary = frozenset({Ops.NEG, Ops.NOT, Ops.ABS, Ops.SQRT, Ops.RECIP, Ops.EXP, Ops.EXP2, Ops.EXPM1,
+                       Ops.LOG, Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN, Ops.ASIN,
+                       Ops.ACOS, Ops.ATAN, Ops.SINH, Ops.COSH, Ops.TANH, Ops.ASINH, Ops.ACOSH,
+                       Ops.ATANH, Ops.FLOOR, Ops.CEIL, Ops.TRUNC, Ops.RINT})
+    Binary = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.MIN,
+                        Ops.POW, Ops.ATAN2, Ops.HYPOT, Ops.COPYSIGN, Ops.NEXTAFTER, Ops.FMOD,
+                        Ops.CMPLT, Ops.CMPLE, Ops.CMPEQ, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR,
+                        Ops.SHL, Ops.SHR})
+    Ternary = frozenset({Ops.WHERE, Ops.MULACC})
+    ALU = Unary | Binary | Ternary
+    Comparison = frozenset({Ops.CMPLT, Ops.CMPLE, Ops.CMPEQ, Ops.CMPNE})
+    Commutative = frozenset({Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN, Ops.CMPEQ, Ops.CMPNE, Ops.AND,
+                             Ops.OR, Ops.XOR, Ops.HYPOT})
+    Movement = frozenset({Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP})
+    Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
+    Leaf = frozenset({Ops.BUFFER, Ops.CONST, Ops.IOTA, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR})
+
+
+def _arg_key(arg: Any) -> Any:
+    # floats compare equal across signs of zero (0.0 == -0.0) but are different constants
+    if isinstance(arg, float):
+        return ("f", struct.pack("<d", arg) if arg == arg else "nan")
+    if isinstance(arg, complex):
+        return ("c", _arg_key(arg.real), _arg_key(arg.imag))
+    return arg
+
+
+_interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class UOp:
+    """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical."""
+    __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "__weakref__")
+    op: Ops
+    dtype: DType
+    src: tuple[UOp, ...]
+    arg: Any
+
+    def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
+        key = (op, dtype, src, _arg_key(arg))
+        found = _interned.get(key)
+        if found is not None:
+            return found
+        self = object.__new__(cls)
+        self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
+        self._shape = self._ranges = self._bounds = None
+        _interned[key] = self
+        return self
+
+    def __reduce__(self):
+        return (UOp, (self.op, self.dtype, self.src, self.arg))
+
+    def __repr__(self) -> str:
+        return pretty(self)
+
+    def replace(self, **kwargs: Any) -> UOp:
+        d = {"op": self.op, "dtype": self.dtype, "src": self.src, "arg": self.arg}
+        d.update(kwargs)
+        return UOp(d["op"], d["dtype"], tuple(d["src"]), d["arg"])
+
+    # ---- shape (tensor level) -------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        if self._shape is None:
+            from lazyarr.ops import shape_of
+            self._shape = shape_of(self)
+        return self._shape
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    # ---- traversal ------------------------------------------------------------------------
+    def toposort(self, stop: Callable[[UOp], bool] | None = None) -> list[UOp]:
+        """Every node reachable from self, sources before users. `stop(u)` true: u is included
+        but its sources are not visited."""
+        order: list[UOp] = []
+        seen: set[int] = set()
+        stack: list[tuple[UOp, bool]] = [(self, False)]
+        while stack:
+            u, expanded = stack.pop()
+            if expanded:
+                order.append(u)
+                continue
+            if id(u) in seen:
+                continue
+            seen.add(id(u))
+            stack.append((u, True))
+            if stop is None or not stop(u):
+                for s in reversed(u.src):
+                    if id(s) not in seen:
+                        stack.append((s, False))
+        return order
+
+    def walk(self) -> Iterator[UOp]:
+        return iter(self.toposort())
+
+    @property
+    def ranges(self) -> frozenset[UOp]:
+        """The RANGEs this node runs inside of: those it reads, less those its ENDs close."""
+        if self._ranges is None:
+            for u in self.toposort(lambda x: x._ranges is not None):
+                if u._ranges is not None:
+                    continue
+                r = frozenset().union(*(s.ranges for s in u.src))
+                if u.op is Ops.RANGE:
+                    r = r | {u}
+                elif u.op is Ops.END:
+                    r = r - frozenset(u.src[1:])
+                u._ranges = r
+        return self._ranges
+
+    # ---- constants and index arithmetic (kernel level) -------------------------------------
+    @staticmethod
+    def const(dtype: DType, value: Any) -> UOp:
+        return UOp(Ops.CONST, dtype, (), dtypes.python_value(value, dtype))
+
+    def const_like(self, value: Any) -> UOp:
+        return UOp.const(self.dtype, value)
+
+    def alu(self, op: Ops, *src: UOp, dtype: DType | None = None) -> UOp:
+        if dtype is None:
+            dtype = dtypes.bool_ if op in GroupOp.Comparison else self.dtype
+        return UOp(op, dtype, (self, *src))
+
+    def _operand(self, x: UOp | int | float | bool) -> UOp:
+        return x if isinstance(x, UOp) else self.const_like(x)
+
+    def __add__(self, x): return self.alu(Ops.ADD, self._operand(x))
+    def __radd__(self, x): return self._operand(x).alu(Ops.ADD, self)
+    def __sub__(self, x): return self.alu(Ops.SUB, self._operand(x))
+    def __rsub__(self, x): return self._operand(x).alu(Ops.SUB, self)
+    def __mul__(self, x): return self.alu(Ops.MUL, self._operand(x))
+    def __rmul__(self, x): return self._operand(x).alu(Ops.MUL, self)
+    def __floordiv__(self, x): return self.alu(Ops.IDIV, self._operand(x))
+    def __mod__(self, x): return self.alu(Ops.MOD, self._operand(x))
+    def __neg__(self): return self.alu(Ops.NEG)
+    def __and__(self, x): return self.alu(Ops.AND, self._operand(x))
+    def __or__(self, x): return self.alu(Ops.OR, self._operand(x))
+    def lt(self, x) -> UOp: return self.alu(Ops.CMPLT, self._operand(x))
+    def le(self, x) -> UOp: return self.alu(Ops.CMPLE, self._operand(x))
+    def eq(self, x) -> UOp: return self.alu(Ops.CMPEQ, self._operand(x))
+    def ne(self, x) -> UOp: return self.alu(Ops.CMPNE, self._operand(x))
+    def where(self, a: UOp, b: UOp) -> UOp: return UOp(Ops.WHERE, a.dtype, (self, a, b))
+    def cast(self, dtype: DType) -> UOp:
+        return self if dtype is self.dtype else UOp(Ops.CAST, dtype, (self,))
+    def maximum(self, x) -> UOp: return self.alu(Ops.MAX, self._operand(x))
+    def minimum(self, x) -> UOp: return self.alu(Ops.MIN, self._operand(x))
+
+    # ---- value bounds (kernel level, integers and bools) -----------------------------------
+    @property
+    def vmin(self) -> int | float:
+        return self.bounds[0]
+
+    @property
+    def vmax(self) -> int | float:
+        return self.bounds[1]
+
+    @property
+    def bounds(self) -> tuple[Any, Any]:
+        if self._bounds is None:
+            from lazyarr.compiler.symbolic import compute_bounds
+            for u in self.toposort(lambda x: x._bounds is not None):
+                if u._bounds is None:
+                    u._bounds = compute_bounds(u)
+        return self._bounds
+
+    def is_const(self, value: Any = None) -> bool:
+        return self.op is Ops.CONST and (value is None or self.arg == value)
+
+
+def pretty(u: UOp, limit: int = 60) -> str:
+    """A readable listing of the graph under `u`, one node per line, shared nodes named once."""
+    order = u.toposort()
+    if len(order) > limit:
+        order = order[-limit:]
+        head = [f"... ({len(u.toposort()) - limit} earlier nodes)"]
+    else:
+        head = []
+    names = {id(x): f"%{i}" for i, x in enumerate(order)}
+    lines = []
+    for x in order:
+        srcs = ", ".join(names.get(id(s), "…") for s in x.src)
+        arg = "" if x.arg is None else f" {x.arg!r}"
+        lines.append(f"{names[id(x)]} = {x.op.name}:{x.dtype}{arg} ({srcs})")
+    return "\n".join(head + lines)

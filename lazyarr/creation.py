@@ -1,0 +1,260 @@
+"""Creation functions (array API section "Creation Functions").
+
+Host data (Python scalars, nested sequences, NumPy arrays, buffer-protocol objects) is copied into
+a new buffer: that is the boundary where NumPy converts. Everything else is a lazy graph:
+`zeros`, `ones` and `full` are broadcast constants, `arange`, `linspace` and `eye` are computed
+from IOTA (the index along an axis) in a kernel when realized.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from lazyarr import dtypes
+from lazyarr.compiler.schedule import buffer_view
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.dtypes import DType
+from lazyarr.runtime.device import Buffer, Device, get_device
+from lazyarr.tensor import Tensor, alu, cast_uop, const, expand_uop, is_scalar, reshape_uop, wrap
+
+Shape = tuple[int, ...]
+
+
+def normalize_shape(shape: Any) -> Shape:
+    """`shape` (an int or a sequence of ints) as a tuple. Raises TypeError or ValueError."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(s < 0 for s in out):
+        raise ValueError(f"negative dimensions are not allowed: {out}")
+    return out
+
+
+def _dtype_or(dtype: Any, default: DType) -> DType:
+    return default if dtype is None else dtypes.as_dtype(dtype)
+
+
+def _device(device: Any) -> Device:
+    return get_device(device)
+
+
+def iota(n: int) -> UOp:
+    """The int64 vector 0, 1, ..., n-1 (lazy)."""
+    return UOp(Ops.IOTA, dtypes.index, (), n)
+
+
+def from_numpy(arr: np.ndarray, device: Device, copy: bool | None = True) -> Tensor:
+    """A tensor holding the contents of a NumPy array of a supported dtype."""
+    dtype = dtypes.as_dtype(arr.dtype)
+    if copy is False:
+        if device.name != "cpu" or not arr.flags.c_contiguous or arr.dtype.byteorder == ">":
+            raise ValueError("asarray(copy=False): the data cannot be used without a copy "
+                             "(it is not C-contiguous host memory of a supported dtype)")
+        buf = Buffer(device, arr.size, dtype, arr.reshape(-1))
+    else:
+        buf = Buffer(device, arr.size, dtype).copyin(arr)
+    return wrap(buffer_view(buf, arr.shape), device)
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
+    """Convert `obj` (a Tensor, Python scalar, nested sequence, NumPy array or buffer-protocol
+    object) to a Tensor. `copy=False` raises ValueError when a copy is needed."""
+    want = None if dtype is None else dtypes.as_dtype(dtype)
+    if isinstance(obj, Tensor):
+        dev = obj.device if device is None else get_device(device)
+        t = obj
+        if dev is not t.device:
+            if copy is False:
+                raise ValueError(f"asarray(copy=False) cannot move an array from {t.device.name} to {dev.name}")
+            t = t.to_device(dev)
+        if want is not None and want is not t.dtype:
+            if copy is False:
+                raise ValueError(f"asarray(copy=False) cannot convert {t.dtype} to {want} without a copy")
+            t = t.astype(want)
+        elif copy:
+            t = wrap(t.uop, t.device)
+        return t
+    dev = get_device(device)
+    if is_scalar(obj):
+        if copy is False:
+            raise ValueError("asarray(copy=False) cannot wrap a Python scalar without a copy")
+        d = want or dtypes.default_for_kind(dtypes.scalar_kind(obj))
+        if isinstance(obj, complex) and not d.is_complex:
+            raise TypeError(f"asarray: cannot convert a complex scalar to {d}")
+        if d.is_int and isinstance(obj, int):
+            dtypes.check_scalar_fits(obj, d)
+        return from_numpy(np.asarray(obj, dtype=d.np), dev)
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
+        obj = np.from_dlpack(obj)
+    if isinstance(obj, (list, tuple)) and _holds_tensors(obj):
+        obj = _nested_numpy(obj)
+    if copy is False:
+        arr = np.asarray(obj)
+        if want is not None and want.np != arr.dtype:
+            raise ValueError(f"asarray(copy=False) cannot convert {arr.dtype} to {want} without a copy")
+    else:
+        try:
+            arr = np.asarray(obj) if want is None else np.asarray(obj, dtype=want.np)
+        except OverflowError as e:
+            raise OverflowError(f"asarray: {e}") from None
+    if arr.dtype.kind not in "biufc" or arr.dtype == np.float16 or arr.dtype.itemsize > 16 or \
+            arr.dtype == np.longdouble:
+        raise TypeError(f"asarray: lazyarr has no dtype for NumPy's {arr.dtype} "
+                        f"(supported: {', '.join(d.name for d in dtypes.ALL)})")
+    return from_numpy(arr, dev, copy=copy is not False)
+
+
+def _holds_tensors(seq: Any) -> bool:
+    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _holds_tensors(x)) for x in seq)
+
+
+def _nested_numpy(seq: Any) -> Any:
+    if isinstance(seq, Tensor):
+        return seq.numpy()
+    if isinstance(seq, (list, tuple)):
+        return [_nested_numpy(x) for x in seq]
+    return seq
+
+
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """An array of `shape` filled with `fill_value`."""
+    shape = normalize_shape(shape)
+    dev = _device(device)
+    if isinstance(fill_value, Tensor):
+        if fill_value.ndim != 0:
+            raise ValueError("full: fill_value must be a scalar or a 0-d array")
+        d = _dtype_or(dtype, fill_value.dtype)
+        return wrap(expand_uop(cast_uop(fill_value.uop, d), shape), fill_value.device)
+    if not is_scalar(fill_value):
+        if isinstance(fill_value, (np.generic,)):
+            fill_value = fill_value.item()
+        else:
+            raise TypeError(f"full: fill_value must be a Python scalar, got {type(fill_value).__name__}")
+    d = _dtype_or(dtype, dtypes.default_for_kind(dtypes.scalar_kind(fill_value)))
+    if d.is_int:
+        if isinstance(fill_value, float):
+            raise TypeError(f"full: cannot fill an array of {d} with the float {fill_value}")
+        dtypes.check_scalar_fits(fill_value, d)
+    if isinstance(fill_value, complex) and not d.is_complex:
+        raise TypeError(f"full: cannot fill an array of {d} with a complex value")
+    return wrap(const(fill_value, d, shape), dev)
+
+
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    return full(shape, 0, dtype=_dtype_or(dtype, dtypes.default_float), device=device)
+
+
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    return full(shape, 1, dtype=_dtype_or(dtype, dtypes.default_float), device=device)
+
+
+def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """An array of `shape` whose contents are whatever the new memory holds."""
+    shape = normalize_shape(shape)
+    d, dev = _dtype_or(dtype, dtypes.default_float), _device(device)
+    return wrap(buffer_view(Buffer(dev, math.prod(shape), d), shape), dev)
+
+
+def _like(x: Tensor, dtype: Any, device: Any) -> tuple[Shape, DType, Device]:
+    if not isinstance(x, Tensor):
+        x = asarray(x)
+    return x.shape, _dtype_or(dtype, x.dtype), x.device if device is None else get_device(device)
+
+
+def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+    shape, d, dev = _like(x, dtype, device)
+    return full(shape, 0, dtype=d, device=dev)
+
+
+def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+    shape, d, dev = _like(x, dtype, device)
+    return full(shape, 1, dtype=d, device=dev)
+
+
+def full_like(x: Tensor, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+    shape, d, dev = _like(x, dtype, device)
+    return full(shape, fill_value, dtype=d, device=dev)
+
+
+def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+    shape, d, dev = _like(x, dtype, device)
+    return empty(shape, dtype=d, device=dev)
+
+
+def _as_number(x: Any, name: str) -> Any:
+    if isinstance(x, Tensor):
+        if x.ndim != 0:
+            raise TypeError(f"{name} must be a scalar, got an array of shape {x.shape}")
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    if not is_scalar(x):
+        raise TypeError(f"{name} must be a Python number, got {type(x).__name__}")
+    return x
+
+
+def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Tensor:
+    """Evenly spaced values in [start, stop) with spacing `step`."""
+    start, step = _as_number(start, "start"), _as_number(step, "step")
+    if stop is None:
+        start, stop = 0, start
+    stop = _as_number(stop, "stop")
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    all_int = all(isinstance(v, int) for v in (start, stop, step))
+    d = _dtype_or(dtype, dtypes.default_int if all_int else dtypes.default_float)
+    n = max(0, math.ceil((stop - start) / step)) if not all_int else max(0, -((start - stop) // step))
+    i = iota(n)
+    if all_int and d.is_int:
+        for v in (start, stop):
+            dtypes.check_scalar_fits(v, d) if n else None
+        value = cast_uop(alu(Ops.ADD, alu(Ops.MUL, i, step), start), d)
+    else:
+        value = cast_uop(alu(Ops.ADD, alu(Ops.MUL, cast_uop(i, dtypes.float64), float(step)), float(start)), d)
+    return wrap(value, _device(device))
+
+
+def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
+             endpoint: bool = True) -> Tensor:
+    """`num` evenly spaced values from `start` to `stop` (included when `endpoint`)."""
+    start, stop = _as_number(start, "start"), _as_number(stop, "stop")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    d = _dtype_or(dtype, dtypes.default_complex if is_complex else dtypes.default_float)
+    if d.is_complex or is_complex:
+        raise TypeError("linspace: complex values are not supported yet")
+    div = num - 1 if endpoint else num
+    i = cast_uop(iota(num), dtypes.float64)
+    start_f, stop_f = float(start), float(stop)
+    step = (stop_f - start_f) / div if div > 0 else None
+    if step:
+        y = alu(Ops.ADD, alu(Ops.MUL, i, step), start_f)
+    elif div > 0:  # a step of zero (or one that underflows): scale after dividing, as NumPy does
+        y = alu(Ops.ADD, alu(Ops.MUL, alu(Ops.FDIV, i, float(div)), stop_f - start_f), start_f)
+    else:
+        y = alu(Ops.ADD, alu(Ops.MUL, i, stop_f - start_f), start_f)
+    if endpoint and num > 1:
+        y = alu(Ops.WHERE, alu(Ops.CMPEQ, iota(num), num - 1), stop_f, y)
+    return wrap(cast_uop(y, d), _device(device))
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+        device: Any = None) -> Tensor:
+    """A 2-D array with ones on the k-th diagonal and zeros elsewhere."""
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    k = operator.index(k)
+    if n_rows < 0 or n_cols < 0:
+        raise ValueError(f"eye: negative dimensions are not allowed: ({n_rows}, {n_cols})")
+    d = _dtype_or(dtype, dtypes.default_float)
+    rows = expand_uop(reshape_uop(iota(n_rows), (n_rows, 1)), (n_rows, n_cols))
+    cols = expand_uop(reshape_uop(iota(n_cols), (1, n_cols)), (n_rows, n_cols))
+    return wrap(cast_uop(alu(Ops.CMPEQ, alu(Ops.ADD, rows, k), cols), d), _device(device))

@@ -1,0 +1,71 @@
+"""Data type functions (array API section "Data Type Functions")."""
+from __future__ import annotations
+
+from typing import Any
+
+from lazyarr import dtypes
+from lazyarr.dtypes import DType, finfo, iinfo  # noqa: F401  (re-exported)
+from lazyarr.runtime.device import get_device
+from lazyarr.tensor import Tensor, as_tensor, cast_uop, wrap
+
+_KINDS = {
+    "bool": lambda d: d.is_bool,
+    "signed integer": lambda d: d.kind == "i",
+    "unsigned integer": lambda d: d.kind == "u",
+    "integral": lambda d: d.is_int,
+    "real floating": lambda d: d.is_float,
+    "complex floating": lambda d: d.is_complex,
+    "numeric": lambda d: d.kind in "iufc",
+}
+
+
+def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+    """x converted to `dtype` (C casts: floats truncate toward zero, bool is x != 0)."""
+    x = as_tensor(x)
+    d = dtypes.as_dtype(dtype)
+    if x.dtype.is_complex and not d.is_complex:
+        raise TypeError(f"astype: cannot cast complex {x.dtype} to real {d} (take real() first)")
+    out = x if d is x.dtype and not copy else wrap(cast_uop(x.uop, d), x.device)
+    if device is not None and get_device(device) is not out.device:
+        out = out.to_device(device)
+    return out
+
+
+def can_cast(from_: Any, to: Any, /) -> bool:
+    """Whether `from_` (a dtype or an array) promotes to `to` by the array API's table."""
+    f = from_.dtype if isinstance(from_, Tensor) else dtypes.as_dtype(from_)
+    t = dtypes.as_dtype(to)
+    if f.kind != t.kind and not (f.is_bool or (f.kind in "iu" and t.kind in "iu") or
+                                 (f.is_float and t.is_complex)):
+        return False
+    return dtypes.promote_types(f, t) is t
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Whether `dtype` is of `kind`: a dtype, a kind name ('bool', 'signed integer', 'unsigned
+    integer', 'integral', 'real floating', 'complex floating', 'numeric') or a tuple of these."""
+    if not isinstance(dtype, DType):
+        raise TypeError(f"isdtype: expected a dtype, got {type(dtype).__name__}")
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {', '.join(_KINDS)}")
+        return _KINDS[kind](dtype)
+    return dtype == dtypes.as_dtype(kind)
+
+
+def result_type(*arrays_and_dtypes: Any) -> DType:
+    """The dtype of an operation on these arrays, dtypes and Python scalars (scalars are weak)."""
+    found = [a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes
+             if not (isinstance(a, (bool, int, float, complex)))]
+    scalars = [a for a in arrays_and_dtypes if isinstance(a, (bool, int, float, complex))]
+    if not found:
+        if not scalars:
+            raise ValueError("result_type needs at least one array or dtype")
+        kinds = [dtypes.default_for_kind(dtypes.scalar_kind(s)) for s in scalars]
+        return dtypes.promote_types(*kinds)
+    d = dtypes.promote_types(*(dtypes.as_dtype(x) for x in found))
+    for s in scalars:
+        d = dtypes.weak_result(d, s)
+    return d

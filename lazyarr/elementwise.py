@@ -1,0 +1,404 @@
+"""Element-wise functions (array API section "Element-wise Functions"), with NumPy's names too.
+
+Each function checks its operands' dtypes (TypeError when the kind is not allowed), promotes and
+broadcasts them (`operands`), and lowers to primitive ALU ops. Where C's arithmetic differs from
+NumPy's, the lowering composes primitives so that the result is NumPy's: floor division and
+remainder round toward minus infinity, logaddexp handles equal infinities, signbit reads the sign
+bit. Floating-point functions of integer or boolean arrays compute in float64 (float32 for types
+of 16 bits or fewer, where NumPy would use float16, which lazyarr does not have).
+"""
+from __future__ import annotations
+
+import builtins as _builtins
+import math
+from typing import Any
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.dtypes import DType
+from lazyarr.tensor import Tensor, alu, as_tensor, broadcast_shapes, cast_uop, const, expand_uop, operands, wrap
+
+KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc",
+         "any": "biufc", "bool": "b", "real_number": "iuf"}
+
+
+def _check(name: str, dtype: DType, kinds: str) -> None:
+    if dtype.kind not in KINDS[kinds]:
+        raise TypeError(f"{name}: arrays of dtype {dtype} are not supported (expected {kinds.replace('_', ' ')} "
+                        f"dtypes)")
+
+
+def _float_of(d: DType) -> DType:
+    if d.is_inexact:
+        return d
+    return dtypes.float32 if d.itemsize <= 2 else dtypes.float64
+
+
+def _unary(name: str, x: Any, build, kinds: str = "real") -> Tensor:
+    t = as_tensor(x)
+    _check(name, t.dtype, kinds)
+    return wrap(build(t.uop), t.device)
+
+
+def _float_unary(name: str, x: Any, op: Ops) -> Tensor:
+    t = as_tensor(x)
+    _check(name, t.dtype, "real")
+    u = cast_uop(t.uop, _float_of(t.dtype))
+    return wrap(UOp(op, u.dtype, (u,)), t.device)
+
+
+def _binary(name: str, a: Any, b: Any, build, kinds: str = "real", to_float: bool = False) -> Tensor:
+    (ua, ub), dtype, device = operands(a, b)
+    _check(name, dtype, kinds)
+    if to_float and not dtype.is_inexact:
+        ua, ub = cast_uop(ua, _float_of(dtype)), cast_uop(ub, _float_of(dtype))
+    return wrap(build(ua, ub), device)
+
+
+def _op(op: Ops):
+    return lambda *src: alu(op, *src)
+
+
+# ---- arithmetic ------------------------------------------------------------------------------
+
+def add(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("add", x1, x2, lambda a, b: alu(Ops.OR if a.dtype.is_bool else Ops.ADD, a, b))
+
+
+def subtract(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("subtract", x1, x2, _op(Ops.SUB), "real_number")
+
+
+def multiply(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("multiply", x1, x2, lambda a, b: alu(Ops.AND if a.dtype.is_bool else Ops.MUL, a, b))
+
+
+def divide(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("divide", x1, x2, _op(Ops.FDIV), to_float=True)
+
+
+def _int_floor_divide(a: UOp, b: UOp) -> UOp:
+    q = alu(Ops.IDIV, a, b)
+    if a.dtype.is_unsigned:
+        return q
+    r = alu(Ops.MOD, a, b)
+    rounds_down = alu(Ops.AND, alu(Ops.CMPNE, r, 0), alu(Ops.CMPNE, alu(Ops.CMPLT, r, 0), alu(Ops.CMPLT, b, 0)))
+    return alu(Ops.SUB, q, cast_uop(rounds_down, q.dtype))
+
+
+def _float_divmod(a: UOp, b: UOp) -> tuple[UOp, UOp]:
+    """NumPy's npy_divmod: the floor quotient and the remainder with the divisor's sign."""
+    mod = alu(Ops.FMOD, a, b)
+    div = alu(Ops.FDIV, alu(Ops.SUB, a, mod), b)
+    adjust = alu(Ops.AND, alu(Ops.CMPNE, mod, 0.0), alu(Ops.CMPNE, alu(Ops.CMPLT, b, 0.0), alu(Ops.CMPLT, mod, 0.0)))
+    div = alu(Ops.WHERE, adjust, alu(Ops.SUB, div, 1.0), div)
+    zero_with_b_sign = alu(Ops.COPYSIGN, alu(Ops.MUL, b, 0.0), b)
+    mod = alu(Ops.WHERE, adjust, alu(Ops.ADD, mod, b), alu(Ops.WHERE, alu(Ops.CMPNE, mod, 0.0), mod, zero_with_b_sign))
+    floor = alu(Ops.FLOOR, div)
+    snapped = alu(Ops.WHERE, alu(Ops.CMPLT, 0.5, alu(Ops.SUB, div, floor)), alu(Ops.ADD, floor, 1.0), floor)
+    quotient = alu(Ops.FDIV, a, b)
+    floordiv = alu(Ops.WHERE, alu(Ops.CMPNE, div, 0.0), snapped, alu(Ops.COPYSIGN, alu(Ops.MUL, div, 0.0), quotient))
+    b_is_zero = alu(Ops.CMPEQ, b, 0.0)
+    return alu(Ops.WHERE, b_is_zero, quotient, floordiv), alu(Ops.WHERE, b_is_zero, alu(Ops.FMOD, a, b), mod)
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Tensor:
+    def build(a: UOp, b: UOp) -> UOp:
+        if a.dtype.is_bool:
+            a, b = cast_uop(a, dtypes.int8), cast_uop(b, dtypes.int8)
+        return _float_divmod(a, b)[0] if a.dtype.is_float else _int_floor_divide(a, b)
+    return _binary("floor_divide", x1, x2, build)
+
+
+def remainder(x1: Any, x2: Any, /) -> Tensor:
+    def build(a: UOp, b: UOp) -> UOp:
+        if a.dtype.is_bool:
+            a, b = cast_uop(a, dtypes.int8), cast_uop(b, dtypes.int8)
+        if a.dtype.is_float:
+            return _float_divmod(a, b)[1]
+        r = alu(Ops.MOD, a, b)
+        if a.dtype.is_unsigned:
+            return r
+        fix = alu(Ops.AND, alu(Ops.CMPNE, r, 0), alu(Ops.CMPNE, alu(Ops.CMPLT, r, 0), alu(Ops.CMPLT, b, 0)))
+        return alu(Ops.WHERE, fix, alu(Ops.ADD, r, b), r)
+    return _binary("remainder", x1, x2, build)
+
+
+def fmod(x1: Any, x2: Any, /) -> Tensor:
+    """C's fmod (the remainder with the dividend's sign); integers truncate."""
+    return _binary("fmod", x1, x2, lambda a, b: alu(Ops.FMOD if a.dtype.is_float else Ops.MOD, a, b),
+                   "real_number")
+
+
+def pow(x1: Any, x2: Any, /) -> Tensor:
+    def build(a: UOp, b: UOp) -> UOp:
+        if a.dtype.is_bool:
+            a, b = cast_uop(a, dtypes.int8), cast_uop(b, dtypes.int8)
+        return alu(Ops.POW, a, b)
+    return _binary("pow", x1, x2, build)
+
+
+def negative(x: Any, /) -> Tensor:
+    return _unary("negative", x, lambda u: alu(Ops.NEG, u), "real_number")
+
+
+def positive(x: Any, /) -> Tensor:
+    return _unary("positive", x, lambda u: u, "real_number")
+
+
+def abs(x: Any, /) -> Tensor:
+    return _unary("abs", x, lambda u: u if u.dtype.is_bool or u.dtype.is_unsigned else alu(Ops.ABS, u))
+
+
+def square(x: Any, /) -> Tensor:
+    return _unary("square", x, lambda u: alu(Ops.MUL, u, u) if not u.dtype.is_bool else alu(Ops.AND, u, u))
+
+
+def reciprocal(x: Any, /) -> Tensor:
+    t = as_tensor(x)
+    _check("reciprocal", t.dtype, "real")
+    u = cast_uop(t.uop, _float_of(t.dtype))
+    return wrap(alu(Ops.RECIP, u), t.device)
+
+
+def sign(x: Any, /) -> Tensor:
+    def build(u: UOp) -> UOp:
+        if u.dtype.is_bool:
+            return u
+        if u.dtype.is_unsigned:
+            return cast_uop(alu(Ops.CMPLT, 0, u), u.dtype)
+        if u.dtype.is_int:
+            return alu(Ops.SUB, cast_uop(alu(Ops.CMPLT, 0, u), u.dtype), cast_uop(alu(Ops.CMPLT, u, 0), u.dtype))
+        return alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, u), 1.0, alu(Ops.WHERE, alu(Ops.CMPLT, u, 0.0), -1.0, u))
+    return _unary("sign", x, build)
+
+
+def sqrt(x: Any, /) -> Tensor: return _float_unary("sqrt", x, Ops.SQRT)
+def exp(x: Any, /) -> Tensor: return _float_unary("exp", x, Ops.EXP)
+def exp2(x: Any, /) -> Tensor: return _float_unary("exp2", x, Ops.EXP2)
+def expm1(x: Any, /) -> Tensor: return _float_unary("expm1", x, Ops.EXPM1)
+def log(x: Any, /) -> Tensor: return _float_unary("log", x, Ops.LOG)
+def log2(x: Any, /) -> Tensor: return _float_unary("log2", x, Ops.LOG2)
+def log10(x: Any, /) -> Tensor: return _float_unary("log10", x, Ops.LOG10)
+def log1p(x: Any, /) -> Tensor: return _float_unary("log1p", x, Ops.LOG1P)
+def sin(x: Any, /) -> Tensor: return _float_unary("sin", x, Ops.SIN)
+def cos(x: Any, /) -> Tensor: return _float_unary("cos", x, Ops.COS)
+def tan(x: Any, /) -> Tensor: return _float_unary("tan", x, Ops.TAN)
+def asin(x: Any, /) -> Tensor: return _float_unary("asin", x, Ops.ASIN)
+def acos(x: Any, /) -> Tensor: return _float_unary("acos", x, Ops.ACOS)
+def atan(x: Any, /) -> Tensor: return _float_unary("atan", x, Ops.ATAN)
+def sinh(x: Any, /) -> Tensor: return _float_unary("sinh", x, Ops.SINH)
+def cosh(x: Any, /) -> Tensor: return _float_unary("cosh", x, Ops.COSH)
+def tanh(x: Any, /) -> Tensor: return _float_unary("tanh", x, Ops.TANH)
+def asinh(x: Any, /) -> Tensor: return _float_unary("asinh", x, Ops.ASINH)
+def acosh(x: Any, /) -> Tensor: return _float_unary("acosh", x, Ops.ACOSH)
+def atanh(x: Any, /) -> Tensor: return _float_unary("atanh", x, Ops.ATANH)
+
+
+def _rounding(name: str, op: Ops):
+    def fn(x: Any, /) -> Tensor:
+        return _unary(name, x, lambda u: u if not u.dtype.is_float else alu(op, u))
+    fn.__name__ = name
+    fn.__doc__ = f"{name} of each element (integers are returned unchanged)."
+    return fn
+
+
+floor = _rounding("floor", Ops.FLOOR)
+ceil = _rounding("ceil", Ops.CEIL)
+trunc = _rounding("trunc", Ops.TRUNC)
+_round_half_even = _rounding("round", Ops.RINT)
+
+
+def round(x: Any, /, decimals: int = 0) -> Tensor:
+    """Round half to even, as NumPy does; `decimals` scales by a power of ten first."""
+    if decimals == 0:
+        return _round_half_even(x)
+    t = as_tensor(x)
+    if not t.dtype.is_float:
+        return t if decimals >= 0 else multiply(round(divide(t, 10 ** -decimals)), 10 ** -decimals).astype(t.dtype)
+    scale = 10.0 ** decimals
+    return _round_half_even(t * scale) / scale
+
+
+def atan2(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("atan2", x1, x2, _op(Ops.ATAN2), to_float=True)
+
+
+def hypot(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("hypot", x1, x2, _op(Ops.HYPOT), to_float=True)
+
+
+def copysign(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("copysign", x1, x2, _op(Ops.COPYSIGN), to_float=True)
+
+
+def nextafter(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("nextafter", x1, x2, _op(Ops.NEXTAFTER), "float")
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Tensor:
+    def build(a: UOp, b: UOp) -> UOp:
+        diff = alu(Ops.SUB, a, b)
+        bigger = alu(Ops.ADD, a, alu(Ops.LOG1P, alu(Ops.EXP, alu(Ops.NEG, diff))))
+        smaller = alu(Ops.ADD, b, alu(Ops.LOG1P, alu(Ops.EXP, diff)))
+        out = alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, diff), bigger, alu(Ops.WHERE, alu(Ops.CMPLE, diff, 0.0), smaller, diff))
+        return alu(Ops.WHERE, alu(Ops.CMPEQ, a, b), alu(Ops.ADD, a, math.log(2.0)), out)
+    return _binary("logaddexp", x1, x2, build, to_float=True)
+
+
+def maximum(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("maximum", x1, x2, _op(Ops.MAX))
+
+
+def minimum(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("minimum", x1, x2, _op(Ops.MIN))
+
+
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
+    """x limited to [min, max], in x's dtype (bounds are converted to it; a fractional bound of an
+    integer array rounds inwards). NaN in x stays NaN."""
+    t = as_tensor(x)
+    _check("clip", t.dtype, "real")
+    out = t.uop
+    for bound, op, to_int in ((min, Ops.MAX, math.ceil), (max, Ops.MIN, math.floor)):
+        if bound is None:
+            continue
+        if isinstance(bound, (int, float)) and not isinstance(bound, Tensor):
+            if t.dtype.is_int:
+                if isinstance(bound, float) and not math.isfinite(bound):
+                    continue
+                info = dtypes.iinfo(t.dtype)
+                bound = _builtins.max(info.min, _builtins.min(info.max, to_int(bound)))
+            b = const(bound, t.dtype, out.shape)
+        else:
+            b = as_tensor(bound, t.device)
+            if b.device is not t.device:
+                raise ValueError(f"clip: x is on {t.device.name} and a bound on {b.device.name}")
+            shape = broadcast_shapes(out.shape, b.shape)
+            out, b = expand_uop(out, shape), expand_uop(cast_uop(b.uop, t.dtype), shape)
+        out = alu(op, out, b)
+    return wrap(out, t.device)
+
+
+# ---- comparisons -----------------------------------------------------------------------------
+
+def equal(x1: Any, x2: Any, /) -> Tensor: return _binary("equal", x1, x2, _op(Ops.CMPEQ), "any")
+def not_equal(x1: Any, x2: Any, /) -> Tensor: return _binary("not_equal", x1, x2, _op(Ops.CMPNE), "any")
+def less(x1: Any, x2: Any, /) -> Tensor: return _binary("less", x1, x2, _op(Ops.CMPLT))
+def less_equal(x1: Any, x2: Any, /) -> Tensor: return _binary("less_equal", x1, x2, _op(Ops.CMPLE))
+def greater(x1: Any, x2: Any, /) -> Tensor: return _binary("greater", x1, x2, lambda a, b: alu(Ops.CMPLT, b, a))
+def greater_equal(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("greater_equal", x1, x2, lambda a, b: alu(Ops.CMPLE, b, a))
+
+
+def isnan(x: Any, /) -> Tensor:
+    return _unary("isnan", x, lambda u: alu(Ops.CMPNE, u, u) if u.dtype.is_float else _false(u), "numeric")
+
+
+def isinf(x: Any, /) -> Tensor:
+    return _unary("isinf", x, lambda u: alu(Ops.CMPEQ, alu(Ops.ABS, u), math.inf) if u.dtype.is_float else _false(u),
+                  "numeric")
+
+
+def isfinite(x: Any, /) -> Tensor:
+    return _unary("isfinite", x, lambda u: alu(Ops.CMPLT, alu(Ops.ABS, u), math.inf) if u.dtype.is_float
+                  else alu(Ops.CMPEQ, _false(u), False), "numeric")
+
+
+def _false(u: UOp) -> UOp:
+    return const(False, dtypes.bool_, u.shape)
+
+
+def signbit(x: Any, /) -> Tensor:
+    def build(u: UOp) -> UOp:
+        if u.dtype.is_float:
+            as_int = dtypes.int32 if u.dtype is dtypes.float32 else dtypes.int64
+            return alu(Ops.CMPLT, UOp(Ops.BITCAST, as_int, (u,)), 0)
+        return alu(Ops.CMPLT, u, 0) if u.dtype.kind == "i" else _false(u)
+    return _unary("signbit", x, build)
+
+
+# ---- logical and bitwise ---------------------------------------------------------------------
+
+def _as_bool(u: UOp) -> UOp:
+    return u if u.dtype.is_bool else cast_uop(u, dtypes.bool_)
+
+
+def logical_and(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("logical_and", x1, x2, lambda a, b: alu(Ops.AND, _as_bool(a), _as_bool(b)), "any")
+
+
+def logical_or(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("logical_or", x1, x2, lambda a, b: alu(Ops.OR, _as_bool(a), _as_bool(b)), "any")
+
+
+def logical_xor(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("logical_xor", x1, x2, lambda a, b: alu(Ops.XOR, _as_bool(a), _as_bool(b)), "any")
+
+
+def logical_not(x: Any, /) -> Tensor:
+    return _unary("logical_not", x, lambda u: alu(Ops.NOT, _as_bool(u)), "any")
+
+
+def bitwise_and(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("bitwise_and", x1, x2, _op(Ops.AND), "integer_or_bool")
+
+
+def bitwise_or(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("bitwise_or", x1, x2, _op(Ops.OR), "integer_or_bool")
+
+
+def bitwise_xor(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("bitwise_xor", x1, x2, _op(Ops.XOR), "integer_or_bool")
+
+
+def bitwise_invert(x: Any, /) -> Tensor:
+    return _unary("bitwise_invert", x, lambda u: alu(Ops.NOT, u), "integer_or_bool")
+
+
+def bitwise_left_shift(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("bitwise_left_shift", x1, x2, _op(Ops.SHL), "integer")
+
+
+def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
+    return _binary("bitwise_right_shift", x1, x2, _op(Ops.SHR), "integer")
+
+
+def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
+    """x1 where condition is true, x2 elsewhere; all three broadcast together, x1 and x2 promoted
+    (Python scalars weakly)."""
+    c = as_tensor(condition)
+    if not any(isinstance(x, Tensor) for x in (x1, x2)):
+        kinds = [dtypes.scalar_kind(x) for x in (x1, x2)]
+        if None in kinds:
+            x1, x2 = as_tensor(x1, c.device), as_tensor(x2, c.device)
+        else:
+            x1 = as_tensor(x1, c.device).astype(dtypes.promote_types(*map(dtypes.default_for_kind, kinds)))
+    (ua, ub), dtype, device = operands(x1, x2)
+    if c.device is not device:
+        raise ValueError(f"where: condition is on {c.device.name} and the values on {device.name}")
+    shape = broadcast_shapes(c.shape, ua.shape)
+    return wrap(UOp(Ops.WHERE, dtype, (expand_uop(_as_bool(c.uop), shape), expand_uop(ua, shape),
+                                       expand_uop(ub, shape))), device)
+
+
+# ---- real-valued forms of the complex functions ----------------------------------------------
+
+def real(x: Any, /) -> Tensor:
+    return _unary("real", x, lambda u: u, "numeric")
+
+
+def imag(x: Any, /) -> Tensor:
+    return _unary("imag", x, lambda u: const(0, u.dtype, u.shape), "numeric")
+
+
+def conj(x: Any, /) -> Tensor:
+    return _unary("conj", x, lambda u: u, "numeric")
+
+
+# NumPy's names
+absolute, power, true_divide, mod = abs, pow, divide, remainder
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+invert, left_shift, right_shift, bitwise_not = bitwise_invert, bitwise_left_shift, bitwise_right_shift, bitwise_invert
+conjugate = conj

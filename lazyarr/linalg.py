@@ -1,0 +1,77 @@
+"""Linear algebra functions (array API section "Linear Algebra Functions"): matmul, tensordot,
+vecdot and matrix_transpose, each a broadcast multiply followed by a sum (one fused kernel)."""
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
+from lazyarr.statistics import reduce
+from lazyarr.tensor import Tensor, as_tensor, broadcast_shapes, cast_uop, expand_uop, normalize_axis, reshape_uop, wrap
+
+__all__ = ["matmul", "tensordot", "vecdot", "matrix_transpose"]
+
+
+def _pair(x1: Any, x2: Any, name: str) -> tuple[Tensor, Tensor, dtypes.DType]:
+    a, b = as_tensor(x1), as_tensor(x2)
+    if a.device is not b.device:
+        raise ValueError(f"{name}: arrays are on different devices: {a.device.name} and {b.device.name}")
+    return a, b, dtypes.promote_types(a.dtype, b.dtype)
+
+
+def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """The matrix product, broadcasting over leading axes; 1-D operands are vectors."""
+    a, b, d = _pair(x1, x2, "matmul")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: both operands must have at least one dimension (use * for scalars)")
+    ua = reshape_uop(a.uop, (1, a.shape[0])) if a.ndim == 1 else a.uop
+    ub = reshape_uop(b.uop, (b.shape[0], 1)) if b.ndim == 1 else b.uop
+    (n, k), (k2, m) = ua.shape[-2:], ub.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: {k} (last axis of x1) != "
+                         f"{k2} ({'first' if b.ndim == 1 else 'second-to-last'} axis of x2)")
+    batch = broadcast_shapes(ua.shape[:-2], ub.shape[:-2])
+    full = batch + (n, k, m)
+    pa = expand_uop(reshape_uop(cast_uop(ua, d), ua.shape[:-2] + (n, k, 1)), full)
+    pb = expand_uop(reshape_uop(cast_uop(ub, d), ub.shape[:-2] + (1, k, m)), full)
+    prod = UOp(Ops.AND if d.is_bool else Ops.MUL, d, (pa, pb))
+    out = reduce(wrap(prod, a.device), Ops.MAX if d.is_bool else Ops.ADD, len(full) - 2, False)
+    shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+    return wrap(reshape_uop(out.uop, shape), a.device)
+
+
+def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
+    """The sum of products over the last `axes` axes of x1 and first of x2 (or the listed axes)."""
+    a, b, _ = _pair(x1, x2, "tensordot")
+    if isinstance(axes, int) or hasattr(axes, "__index__"):
+        n = operator.index(axes)
+        if n < 0:
+            raise ValueError(f"tensordot: axes must be non-negative, got {n}")
+        ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
+    else:
+        ax_a = [normalize_axis(i, a.ndim) for i in axes[0]]
+        ax_b = [normalize_axis(i, b.ndim) for i in axes[1]]
+    if len(ax_a) != len(ax_b) or any(a.shape[i] != b.shape[j] for i, j in zip(ax_a, ax_b)):
+        raise ValueError(f"tensordot: shape mismatch for sum over axes {ax_a} of {a.shape} and {ax_b} of {b.shape}")
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    free_b = [i for i in range(b.ndim) if i not in ax_b]
+    k = 1
+    for i in ax_a:
+        k *= a.shape[i]
+    am = reshape(permute_dims(a, free_a + ax_a), (-1, k) if free_a else (1, k))
+    bm = reshape(permute_dims(b, ax_b + free_b), (k, -1) if free_b else (k, 1))
+    out = matmul(am, bm)
+    return reshape(out, tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
+
+
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The dot product of vectors along `axis`, broadcasting over the other axes."""
+    a, b, d = _pair(x1, x2, "vecdot")
+    shape = broadcast_shapes(a.shape, b.shape)
+    ax = normalize_axis(axis, len(shape)) - len(shape)  # counted from the end
+    if -ax > min(a.ndim, b.ndim) or a.shape[ax] != b.shape[ax]:
+        raise ValueError(f"vecdot: shapes {a.shape} and {b.shape} differ in length along axis {axis}")
+    from lazyarr.elementwise import conj, multiply
+    return reduce(multiply(conj(a), b), Ops.ADD, ax % len(shape), False)

@@ -1,0 +1,261 @@
+"""Manipulation functions (array API section "Manipulation Functions"): every one is a
+composition of the movement ops (reshape, permute, expand, pad, shrink, flip), so none of them
+computes anything; rangeify later turns them into index arithmetic inside the kernels that read
+them."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.tensor import (Tensor, as_tensor, broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes,
+                            normalize_axis, pad_uop, permute_uop, reshape_uop, shrink_uop, wrap)
+
+
+def _shape_arg(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, int) or hasattr(shape, "__index__"):
+        return (operator.index(shape),)
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
+
+
+def resolve_shape(size: int, shape: Any) -> tuple[int, ...]:
+    """`shape` with its -1 filled in so that it holds `size` elements. Raises ValueError."""
+    shape = _shape_arg(shape)
+    if sum(1 for s in shape if s == -1) > 1:
+        raise ValueError("can only specify one unknown dimension (-1)")
+    if any(s < -1 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if math.prod(shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def reshape(x: Tensor, /, shape: Any, *, copy: bool | None = None) -> Tensor:
+    """x with the same elements, in row-major order, in a new shape (one length may be -1)."""
+    x = as_tensor(x)
+    return wrap(reshape_uop(x.uop, resolve_shape(x.size, shape)), x.device)
+
+
+def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
+    """x with its axes reordered: axis i of the result is axis axes[i] of x."""
+    x = as_tensor(x)
+    ax = tuple(normalize_axis(a, x.ndim) for a in axes)
+    if sorted(ax) != list(range(x.ndim)):
+        raise ValueError(f"axes {tuple(axes)} are not a permutation of the {x.ndim} axes of the array")
+    return wrap(permute_uop(x.uop, ax), x.device)
+
+
+def matrix_transpose(x: Tensor, /) -> Tensor:
+    """x with its last two axes swapped."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose needs an array of at least 2 dimensions, got {x.ndim}")
+    return permute_dims(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
+
+
+def transpose(x: Tensor, /, axes: Sequence[int] | None = None) -> Tensor:
+    """NumPy's transpose: axes reversed unless given."""
+    x = as_tensor(x)
+    return permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None else axes)
+
+
+def expand_dims(x: Tensor, /, axis: int | tuple[int, ...] = 0) -> Tensor:
+    """x with new axes of length 1 at the positions `axis` of the result."""
+    x = as_tensor(x)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    ndim = x.ndim + len(axes)
+    new = normalize_axes(axes, ndim)
+    it = iter(x.shape)
+    shape = tuple(1 if i in new else next(it) for i in range(ndim))
+    return wrap(reshape_uop(x.uop, shape), x.device)
+
+
+def squeeze(x: Tensor, /, axis: int | tuple[int, ...] | None = None) -> Tensor:
+    """x without the axes `axis` (all axes of length 1 when None), which must have length 1."""
+    x = as_tensor(x)
+    axes = tuple(i for i, s in enumerate(x.shape) if s == 1) if axis is None else normalize_axes(axis, x.ndim)
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one "
+                             f"(axis {a} has length {x.shape[a]})")
+    return wrap(reshape_uop(x.uop, tuple(s for i, s in enumerate(x.shape) if i not in axes)), x.device)
+
+
+def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
+    """x broadcast to `shape`. Raises ValueError when it does not broadcast."""
+    x = as_tensor(x)
+    shape = _shape_arg(shape)
+    if len(shape) < x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, shape[len(shape) - x.ndim:])):
+        raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return wrap(expand_uop(x.uop, shape), x.device)
+
+
+def broadcast_arrays(*arrays: Tensor) -> list[Tensor]:
+    """The arrays broadcast to their common shape."""
+    ts = [as_tensor(a) for a in arrays]
+    shape = broadcast_shapes(*(t.shape for t in ts))
+    return [wrap(expand_uop(t.uop, shape), t.device) for t in ts]
+
+
+def flip(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None) -> Tensor:
+    """x with the order of elements along `axis` (all axes when None) reversed."""
+    x = as_tensor(x)
+    return wrap(flip_uop(x.uop, normalize_axes(axis, x.ndim)), x.device)
+
+
+def _same_device(ts: list[Tensor], name: str) -> None:
+    for t in ts[1:]:
+        if t.device is not ts[0].device:
+            raise ValueError(f"{name}: arrays are on different devices: {ts[0].device.name} and {t.device.name}")
+
+
+def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+    """The arrays joined along `axis` (flattened first when axis is None)."""
+    ts = [as_tensor(a) for a in arrays]
+    if not ts:
+        raise ValueError("concat needs at least one array")
+    _same_device(ts, "concat")
+    if axis is None:
+        ts = [reshape(t, (-1,)) for t in ts]
+        axis = 0
+    ndim = ts[0].ndim
+    if any(t.ndim != ndim for t in ts):
+        raise ValueError(f"concat: all arrays must have the same number of dimensions, got "
+                         f"{[t.ndim for t in ts]}")
+    if ndim == 0:
+        raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
+    ax = normalize_axis(axis, ndim)
+    for t in ts[1:]:
+        if any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != ax):
+            raise ValueError(f"concat: shapes {ts[0].shape} and {t.shape} differ outside axis {ax}")
+    dtype = dtypes.promote_types(*(t.dtype for t in ts))
+    total = sum(t.shape[ax] for t in ts)
+    out, offset = None, 0
+    for t in ts:
+        pad = [(0, 0)] * ndim
+        pad[ax] = (offset, total - offset - t.shape[ax])
+        offset += t.shape[ax]
+        piece = pad_uop(cast_uop(t.uop, dtype), pad)
+        out = piece if out is None else UOp(Ops.OR if dtype.is_bool else Ops.ADD, dtype, (out, piece))
+    return wrap(out, ts[0].device)
+
+
+def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+    """The arrays, of one shape, joined along a new axis."""
+    ts = [as_tensor(a) for a in arrays]
+    if not ts:
+        raise ValueError("stack needs at least one array")
+    if any(t.shape != ts[0].shape for t in ts):
+        raise ValueError(f"stack: all arrays must have the same shape, got {[t.shape for t in ts]}")
+    ax = normalize_axis(axis, ts[0].ndim + 1)
+    return concat([expand_dims(t, axis=ax) for t in ts], axis=ax)
+
+
+def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of x along `axis`."""
+    x = as_tensor(x)
+    ax = normalize_axis(axis, x.ndim)
+    return tuple(x[(slice(None),) * ax + (i,)] for i in range(x.shape[ax]))
+
+
+def moveaxis(x: Tensor, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Tensor:
+    """x with the axes `source` moved to the positions `destination`."""
+    x = as_tensor(x)
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of axes")
+    src = tuple(normalize_axis(a, x.ndim) for a in src)
+    dst = tuple(normalize_axis(a, x.ndim) for a in dst)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: repeated axis")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, order)
+
+
+def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Tensor:
+    """x with elements shifted along `axis` (the flattened array when None), wrapping around."""
+    x = as_tensor(x)
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError("roll: shift and axis must have the same length")
+    u = x.uop
+    for s, a in zip(shifts, axes):
+        a = normalize_axis(a, x.ndim)
+        n = x.shape[a]
+        if n == 0 or s % n == 0:
+            continue
+        s %= n
+        # [x, x] shrunk to the window that starts n - s in
+        doubled = concat([wrap(u, x.device), wrap(u, x.device)], axis=a).uop
+        bounds = [(0, d) for d in u.shape]
+        bounds[a] = (n - s, 2 * n - s)
+        u = shrink_uop(doubled, bounds)
+    return wrap(u, x.device)
+
+
+def tile(x: Tensor, repetitions: tuple[int, ...], /) -> Tensor:
+    """x repeated `repetitions[i]` times along each axis i."""
+    x = as_tensor(x)
+    reps = tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    ndim = max(len(reps), x.ndim)
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - x.ndim) + x.shape
+    u = reshape_uop(x.uop, tuple(v for s in shape for v in (1, s)))
+    u = expand_uop(u, tuple(v for r, s in zip(reps, shape) for v in (r, s)))
+    return wrap(reshape_uop(u, tuple(r * s for r, s in zip(reps, shape))), x.device)
+
+
+def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> Tensor:
+    """Each element of x repeated `repeats` times along `axis` (of the flattened array when None)."""
+    x = as_tensor(x)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    ax = normalize_axis(axis, x.ndim)
+    if isinstance(repeats, Tensor):
+        if repeats.ndim == 0 or repeats.size == 1:
+            repeats = int(repeats.reshape(()).item())
+        else:
+            counts = [int(v) for v in repeats.tolist()]
+            if len(counts) != x.shape[ax]:
+                raise ValueError(f"repeat: {len(counts)} repeats for an axis of length {x.shape[ax]}")
+            pieces = [tile_axis(x, i, c, ax) for i, c in enumerate(counts) if c]
+            if not pieces:
+                shape = list(x.shape)
+                shape[ax] = 0
+                from lazyarr.creation import empty
+                return empty(tuple(shape), dtype=x.dtype, device=x.device)
+            return concat(pieces, axis=ax)
+    r = operator.index(repeats)
+    if r < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {r}")
+    shape = x.shape
+    u = reshape_uop(x.uop, shape[:ax + 1] + (1,) + shape[ax + 1:])
+    u = expand_uop(u, shape[:ax + 1] + (r,) + shape[ax + 1:])
+    return wrap(reshape_uop(u, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]), x.device)
+
+
+def tile_axis(x: Tensor, i: int, count: int, ax: int) -> Tensor:
+    piece = x[(slice(None),) * ax + (slice(i, i + 1),)]
+    return repeat(piece, count, axis=ax)

@@ -1,0 +1,110 @@
+"""The CPU device: host memory that NumPy views without copying, kernels compiled by gcc into
+shared objects and called through cffi.
+
+Compiled objects live in the disk cache (`lazyarr.runtime.cache`) keyed by the source, the
+compiler's identity and the flags, so a second process does not compile again. A missing
+compiler and a failed compile raise `CompileError` carrying the source and the compiler's
+message.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from typing import Any
+
+import cffi
+import numpy as np
+
+from lazyarr import settings
+from lazyarr.compiler.render_c import CRenderer
+from lazyarr.dtypes import DType
+from lazyarr.runtime.cache import cache_key, cached_file
+from lazyarr.runtime.device import Buffer, Device
+
+ALIGNMENT = 64
+CFLAGS = ["-O3", "-march=native", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11",
+          "-shared", "-fPIC", "-fno-plt"]
+
+_ffi = cffi.FFI()
+_ffi.cdef("""
+void *dlopen(const char *filename, int flags);
+void *dlsym(void *handle, const char *symbol);
+char *dlerror(void);
+""")
+_libc = _ffi.dlopen(None)
+RTLD_NOW = 2
+
+
+class CompileError(RuntimeError):
+    """A kernel failed to compile. `.source` is the kernel, `.log` the compiler's message."""
+
+    def __init__(self, message: str, source: str = "", log: str = ""):
+        super().__init__(f"{message}\n--- compiler output ---\n{log}\n--- kernel source ---\n{source}"
+                         if source else message)
+        self.source, self.log = source, log
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_identity(cc: str) -> str:
+    path = shutil.which(cc)
+    if path is None:
+        raise CompileError(f"lazyarr's CPU device needs a C compiler and {cc!r} was not found; install "
+                           f"gcc (Debian/Ubuntu: apt-get install -y gcc) or set LAZYARR_CC to one")
+    out = subprocess.run([path, "--version"], capture_output=True, text=True)
+    return path + "\n" + out.stdout.splitlines()[0] if out.stdout else path
+
+
+class CPUProgram:
+    """A compiled kernel: call it with the kernel's buffers, in argument order."""
+
+    def __init__(self, name: str, source: str, path: str):
+        self.name, self.source, self.path = name, source, path
+        self.handle = _libc.dlopen(path.encode(), RTLD_NOW)
+        if self.handle == _ffi.NULL:
+            raise CompileError(f"could not load the compiled kernel {name}: "
+                               f"{_ffi.string(_libc.dlerror()).decode()}", source)
+        sym = _libc.dlsym(self.handle, name.encode())
+        if sym == _ffi.NULL:
+            raise CompileError(f"the compiled kernel has no function {name}", source)
+        self.fn = _ffi.cast("void(*)(const uintptr_t*)", sym)
+
+    def __call__(self, buffers: list[Buffer]) -> None:
+        self.fn(_ffi.new("uintptr_t[]", [b.storage.ctypes.data for b in buffers]))
+
+
+class CPUDevice(Device):
+    name = "cpu"
+
+    def __init__(self) -> None:
+        self._renderer = CRenderer()
+
+    @property
+    def renderer(self) -> CRenderer:
+        return self._renderer
+
+    def allocate(self, size: int, dtype: DType) -> np.ndarray:
+        nbytes = size * dtype.itemsize
+        raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+        offset = (-raw.ctypes.data) % ALIGNMENT
+        return raw[offset:offset + nbytes].view(dtype.np)
+
+    def to_numpy(self, storage: np.ndarray, size: int, dtype: DType) -> np.ndarray:
+        return storage
+
+    def copyin(self, storage: np.ndarray, data: np.ndarray) -> None:
+        storage[...] = data
+
+    def compile(self, name: str, source: str) -> CPUProgram:
+        cc = settings.cc
+        ident = compiler_identity(cc)
+        key = cache_key("cpu", ident, " ".join(CFLAGS), source)
+
+        def build(out_path: str) -> None:
+            proc = subprocess.run([cc, *CFLAGS, "-x", "c", "-", "-o", out_path, "-lm"], input=source,
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"the C compiler failed on kernel {name}", source, proc.stderr)
+
+        return CPUProgram(name, source, cached_file("kernels", key, ".so", build))

@@ -1,0 +1,120 @@
+"""Devices and their buffers.
+
+A `Device` owns everything that differs between targets: how memory is allocated, how values
+are copied in and out of it, which renderer writes its kernels and how they are compiled and
+launched. `get_device(name)` returns the one Device object for a name ("cpu", "opencl",
+"opencl:1"); users see these objects as `Tensor.device`.
+
+A `Buffer` is a run of `size` elements of one dtype on one device. It is allocated on first use,
+so that building a schedule costs no memory.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lazyarr import settings
+from lazyarr.dtypes import DType
+
+
+class Device:
+    """One place where arrays live and kernels run. Subclasses implement the hooks below."""
+    name: str
+
+    def __repr__(self) -> str:
+        return f"Device({self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            try:
+                other = get_device(other)
+            except ValueError:
+                return False
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    # hooks
+    def allocate(self, size: int, dtype: DType) -> Any:
+        raise NotImplementedError
+
+    def to_numpy(self, storage: Any, size: int, dtype: DType) -> np.ndarray:
+        """The buffer's contents as a 1-D NumPy array (a view where the memory is the host's)."""
+        raise NotImplementedError
+
+    def copyin(self, storage: Any, data: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def compile(self, name: str, source: str) -> Any:
+        """A callable program; calling it with a list of Buffers runs the kernel."""
+        raise NotImplementedError
+
+    @property
+    def renderer(self) -> Any:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        pass
+
+
+class Buffer:
+    """`size` elements of `dtype` on `device`, allocated when first needed."""
+    __slots__ = ("device", "size", "dtype", "storage", "__weakref__")
+
+    def __init__(self, device: Device, size: int, dtype: DType, storage: Any = None):
+        self.device, self.size, self.dtype, self.storage = device, size, dtype, storage
+
+    def __repr__(self) -> str:
+        state = "allocated" if self.storage is not None else "unallocated"
+        return f"<Buffer {self.device.name} {self.dtype}[{self.size}] {state}>"
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def ensure_allocated(self) -> Buffer:
+        if self.storage is None:
+            self.storage = self.device.allocate(self.size, self.dtype)
+        return self
+
+    def numpy(self) -> np.ndarray:
+        self.ensure_allocated()
+        return self.device.to_numpy(self.storage, self.size, self.dtype)
+
+    def copyin(self, data: np.ndarray) -> Buffer:
+        self.ensure_allocated()
+        self.device.copyin(self.storage, np.ascontiguousarray(data, dtype=self.dtype.np).reshape(-1))
+        return self
+
+
+_devices: dict[str, Device] = {}
+
+
+def canonical_name(name: str) -> str:
+    name = name.lower()
+    return "opencl:0" if name == "opencl" else name
+
+
+def get_device(name: Any = None) -> Device:
+    """The Device for `name` (a Device, a string such as "cpu", or None for the default).
+    Raises ValueError for an unknown device."""
+    if isinstance(name, Device):
+        return name
+    if name is None:
+        name = settings.default_device
+    if not isinstance(name, str):
+        raise TypeError(f"device must be a Device or a string, got {type(name).__name__}")
+    key = canonical_name(name)
+    if key not in _devices:
+        if key == "cpu":
+            from lazyarr.runtime.cpu import CPUDevice
+            _devices[key] = CPUDevice()
+        else:
+            raise ValueError(f"unknown device {name!r}; available devices: {', '.join(available_devices())}")
+    return _devices[key]
+
+
+def available_devices() -> list[str]:
+    return ["cpu"]

@@ -1,0 +1,32 @@
+"""Settings, read from the environment once at import and changeable at run time.
+
+LAZYARR_DEBUG     0 quiet; 1 each kernel run with its time; 2 adds sources; 3 adds the graph
+                  after each compiler stage with the stage's time.
+LAZYARR_CACHE     0 turns the disk cache of compiled kernels off (default 1).
+LAZYARR_CACHE_DIR where the disk cache lives (default: $XDG_CACHE_HOME/lazyarr, or
+                  ~/.cache/lazyarr), created private to the user.
+LAZYARR_DEVICE    the default device (default "cpu").
+LAZYARR_CC        the C compiler for the CPU device (default "gcc").
+"""
+from __future__ import annotations
+
+import os
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {os.environ[name]!r}") from None
+
+
+def _default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "lazyarr")
+
+
+debug: int = _env_int("LAZYARR_DEBUG", 0)
+cache: bool = bool(_env_int("LAZYARR_CACHE", 1))
+cache_dir: str = os.environ.get("LAZYARR_CACHE_DIR") or _default_cache_dir()
+default_device: str = os.environ.get("LAZYARR_DEVICE", "cpu")
+cc: str = os.environ.get("LAZYARR_CC", "gcc")
