@@ -61,6 +61,51 @@ Tensor.__divmod__ = lambda self, other: (ew.floor_divide(self, other), ew.remain
 Tensor.__rdivmod__ = lambda self, other: (ew.floor_divide(other, self), ew.remainder(other, self))
 
 
+_UFUNC_NAMES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
+                "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "power": "pow", "true_divide": "divide",
+                "invert": "bitwise_invert", "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+                "rint": "round", "conjugate": "conj", "mod": "remainder"}
+_UFUNC_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+                     "logical_and": "all", "logical_or": "any"}
+
+
+def _host(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.numpy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_host(v) for v in x)
+    return x
+
+
+def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """NumPy ufuncs on Tensors stay lazy when lazyarr has the function (np.exp(t) is xp.exp(t));
+    other ufuncs and `out=` compute on the host and return NumPy arrays."""
+    import lazyarr
+    name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+    if "out" not in kwargs:
+        if method == "__call__" and not kwargs and hasattr(lazyarr, name):
+            return getattr(lazyarr, name)(*inputs)
+        if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCTIONS and len(inputs) == 1 and \
+                set(kwargs) <= {"axis", "keepdims"}:
+            return getattr(lazyarr, _UFUNC_REDUCTIONS[ufunc.__name__])(inputs[0], axis=kwargs.get("axis", 0),
+                                                                       keepdims=kwargs.get("keepdims", False))
+    kwargs = {k: _host(v) for k, v in kwargs.items()}
+    return getattr(ufunc, method)(*(_host(x) for x in inputs), **kwargs)
+
+
+def _array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    """NumPy functions on Tensors (np.sum(t), np.concatenate([...])) call lazyarr's function of the
+    same name where its signature fits, otherwise NumPy's on host copies."""
+    import lazyarr
+    fn = getattr(lazyarr, _UFUNC_NAMES.get(func.__name__, func.__name__), None)
+    if fn is not None and callable(fn) and not isinstance(fn, type):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:
+            pass
+    return func(*(_host(a) for a in args), **{k: _host(v) for k, v in kwargs.items()})
+
+
 def _array_namespace(self: Tensor, /, *, api_version: str | None = None):
     if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
         raise ValueError(f"unsupported array API version {api_version!r}; lazyarr implements "
@@ -138,6 +183,8 @@ def _detach(self: Tensor) -> Tensor:
 
 _METHODS = {
     "__array_namespace__": _array_namespace,
+    "__array_ufunc__": _array_ufunc,
+    "__array_function__": _array_function,
     "__dlpack__": _dlpack,
     "__dlpack_device__": _dlpack_device,
     "to_device": _to_device,

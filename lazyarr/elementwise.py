@@ -51,7 +51,9 @@ def _binary(name: str, a: Any, b: Any, build, kinds: str = "real", to_float: boo
     (ua, ub), dtype, device = operands(a, b)
     _check(name, dtype, kinds)
     if to_float and not dtype.is_inexact:
-        ua, ub = cast_uop(ua, _float_of(dtype)), cast_uop(ub, _float_of(dtype))
+        # NumPy divides integers in float64 whatever their size
+        f = dtypes.default_float if name == "divide" else _float_of(dtype)
+        ua, ub = cast_uop(ua, f), cast_uop(ub, f)
     return wrap(build(ua, ub), device)
 
 
@@ -151,26 +153,28 @@ def abs(x: Any, /) -> Tensor:
 
 
 def square(x: Any, /) -> Tensor:
-    return _unary("square", x, lambda u: alu(Ops.MUL, u, u) if not u.dtype.is_bool else alu(Ops.AND, u, u))
+    def build(u: UOp) -> UOp:
+        u = cast_uop(u, dtypes.int8) if u.dtype.is_bool else u  # NumPy squares booleans as int8
+        return alu(Ops.MUL, u, u)
+    return _unary("square", x, build)
 
 
 def reciprocal(x: Any, /) -> Tensor:
-    t = as_tensor(x)
-    _check("reciprocal", t.dtype, "real")
-    u = cast_uop(t.uop, _float_of(t.dtype))
-    return wrap(alu(Ops.RECIP, u), t.device)
+    """1/x; integers give NumPy's integer reciprocal (1 // x truncated, 0 for 0)."""
+    def build(u: UOp) -> UOp:
+        return alu(Ops.RECIP, u) if u.dtype.is_float else alu(Ops.IDIV, const(1, u.dtype, u.shape), u)
+    return _unary("reciprocal", x, build, "real_number")
 
 
 def sign(x: Any, /) -> Tensor:
     def build(u: UOp) -> UOp:
-        if u.dtype.is_bool:
-            return u
         if u.dtype.is_unsigned:
             return cast_uop(alu(Ops.CMPLT, 0, u), u.dtype)
         if u.dtype.is_int:
             return alu(Ops.SUB, cast_uop(alu(Ops.CMPLT, 0, u), u.dtype), cast_uop(alu(Ops.CMPLT, u, 0), u.dtype))
-        return alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, u), 1.0, alu(Ops.WHERE, alu(Ops.CMPLT, u, 0.0), -1.0, u))
-    return _unary("sign", x, build)
+        zero_or_nan = alu(Ops.WHERE, alu(Ops.CMPEQ, u, u), 0.0, u)   # ±0 → +0, NaN stays
+        return alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, u), 1.0, alu(Ops.WHERE, alu(Ops.CMPLT, u, 0.0), -1.0, zero_or_nan))
+    return _unary("sign", x, build, "real_number")
 
 
 def sqrt(x: Any, /) -> Tensor: return _float_unary("sqrt", x, Ops.SQRT)

@@ -99,6 +99,9 @@ def compute_bounds(u: UOp) -> tuple[Any, Any]:
         out = (min(s[0][0], s[1][0]), min(s[0][1], s[1][1]))
     elif u.op is Ops.WHERE:
         out = (min(s[1][0], s[2][0]), max(s[1][1], s[2][1]))
+    elif u.op is Ops.CAST and u.dtype.is_bool:
+        lo_src, hi_src = s[0]
+        out = (False, False) if lo_src == hi_src == 0 else (True, True) if not lo_src <= 0 <= hi_src else (False, True)
     elif u.op is Ops.CAST and (u.src[0].dtype.is_int or u.src[0].dtype.is_bool):
         out = (int(s[0][0]), int(s[0][1]))
     elif u.op is Ops.AND and u.dtype.is_int and s[1][0] >= 0 and s[0][0] >= 0:

@@ -116,7 +116,8 @@ class UOp:
         return (UOp, (self.op, self.dtype, self.src, self.arg))
 
     def __repr__(self) -> str:
-        return pretty(self)
+        arg = "" if self.arg is None else f", {self.arg!r}"
+        return f"UOp({self.op.name}, {self.dtype}{arg}, {len(self.src)} src)"
 
     def replace(self, **kwargs: Any) -> UOp:
         d = {"op": self.op, "dtype": self.dtype, "src": self.src, "arg": self.arg}

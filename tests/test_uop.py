@@ -1,0 +1,57 @@
+"""The graph: hash-consing, traversal, ranges."""
+import gc
+import weakref
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+
+
+def test_structurally_equal_nodes_are_the_same_object():
+    a = UOp.const(dtypes.int32, 3)
+    b = UOp(Ops.DEFINE_VAR, dtypes.int32, (), ("n", 0, 10))
+    assert (a + b) is (a + b)
+    assert UOp(Ops.ADD, dtypes.int32, (a, b)) is a + b
+    assert (a + b) is not (b + a)
+
+
+def test_constants_of_different_sign_of_zero_are_different_nodes():
+    assert UOp.const(dtypes.float32, 0.0) is not UOp.const(dtypes.float32, -0.0)
+    assert UOp.const(dtypes.float32, float("nan")) is UOp.const(dtypes.float32, float("nan"))
+
+
+def test_constant_values_are_normalised_to_the_dtype():
+    assert UOp.const(dtypes.int8, 200).arg == -56
+    assert UOp.const(dtypes.float32, 1) is UOp.const(dtypes.float32, 1.0)
+    assert UOp.const(dtypes.bool_, 5).arg is True
+
+
+def test_nodes_are_freed_when_unused():
+    u = UOp(Ops.DEFINE_VAR, dtypes.int32, (), ("unique_var_for_gc", 0, 1))
+    ref = weakref.ref(u)
+    del u
+    gc.collect()
+    assert ref() is None
+
+
+def test_toposort_puts_sources_first_and_visits_shared_nodes_once():
+    a = UOp(Ops.DEFINE_VAR, dtypes.int32, (), ("a", 0, 5))
+    b = a + 1
+    c = b * b
+    order = c.toposort()
+    assert order.index(a) < order.index(b) < order.index(c)
+    assert len(order) == len(set(map(id, order))) == 4  # a, 1, a+1, (a+1)*(a+1)
+
+
+def test_ranges_are_closed_by_end():
+    r = UOp(Ops.RANGE, dtypes.index, (UOp.const(dtypes.index, 4),), 0)
+    body = r * 2
+    end = UOp(Ops.END, dtypes.void, (body, r))
+    assert body.ranges == {r}
+    assert end.ranges == frozenset()
+
+
+def test_deep_graphs_do_not_recurse():
+    x = UOp(Ops.DEFINE_VAR, dtypes.int32, (), ("deep", 0, 1))
+    for _ in range(5000):
+        x = x + 1
+    assert len(x.toposort()) > 5000
