@@ -95,6 +95,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     if isinstance(obj, (list, tuple)) and _holds_tensors(obj):
         obj = _nested_numpy(obj)
     if copy is False:
+        if not isinstance(obj, np.ndarray):
+            try:
+                memoryview(obj)
+            except TypeError:
+                raise ValueError(f"asarray(copy=False) needs an array or a buffer-protocol object, not "
+                                 f"{type(obj).__name__}") from None
         arr = np.asarray(obj)
         if want is not None and want.np != arr.dtype:
             raise ValueError(f"asarray(copy=False) cannot convert {arr.dtype} to {want} without a copy")
@@ -216,7 +222,11 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
             dtypes.check_scalar_fits(v, d) if n else None
         value = cast_uop(alu(Ops.ADD, alu(Ops.MUL, i, step), start), d)
     else:
-        value = cast_uop(alu(Ops.ADD, alu(Ops.MUL, cast_uop(i, dtypes.float64), float(step)), float(start)), d)
+        # as NumPy fills: the first two values in the target type give the step
+        f = d if d.is_float else dtypes.float64
+        first = dtypes.python_value(start, f)
+        delta = dtypes.python_value(dtypes.python_value(start + step, f) - first, f)
+        value = cast_uop(alu(Ops.ADD, alu(Ops.MUL, cast_uop(i, f), delta), first), d)
     return wrap(value, _device(device))
 
 

@@ -122,10 +122,26 @@ def compute_bounds(u: UOp) -> tuple[Any, Any]:
 
 # ---- rules ---------------------------------------------------------------------------------
 
+def fold_cast(v: Any, to: dtypes.DType) -> Any:
+    """C's conversion of the constant `v`, or None where C leaves it undefined."""
+    if to.is_bool:
+        return v != 0
+    if to.is_int and isinstance(v, float):
+        if not math.isfinite(v) or not dtypes.min_value(to) <= math.trunc(v) <= dtypes.max_value(to):
+            return None
+        return math.trunc(v)
+    if to.is_float and isinstance(v, complex):
+        return None
+    return v
+
+
 def fold_constants(u: UOp) -> UOp | None:
     if not all(s.op is Ops.CONST for s in u.src) or isinstance(u.dtype, dtypes.PtrDType):
         return None
-    v = fold_alu(u.op, u.dtype, [s.arg for s in u.src])
+    if u.op is Ops.CAST:
+        v = fold_cast(u.src[0].arg, u.dtype)
+    else:
+        v = fold_alu(u.op, u.dtype, [s.arg for s in u.src])
     return None if v is None else UOp.const(u.dtype, v)
 
 

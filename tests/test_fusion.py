@@ -1,0 +1,53 @@
+"""Fusion decisions, asserted with kernel counts from Tensor.schedule()."""
+import numpy as np
+
+import lazyarr as xp
+from tests.helpers import assert_close
+
+
+def kernels(t):
+    return len(t.schedule())
+
+
+def test_elementwise_and_movement_chains_are_one_kernel():
+    a, b, c = xp.ones((8, 16)), xp.ones((8, 16)), xp.ones(16)
+    assert kernels(xp.exp(a * b + c) * 0.5 - xp.sqrt(xp.abs(a)) + xp.tanh(c)) == 1
+    assert kernels((a.T + b.T)[::2, 1:].reshape(-1) * 2) == 1
+    assert kernels(xp.flip(a, axis=0)[:, ::-3] + 1) == 1
+
+
+def test_a_reduction_fuses_with_the_elementwise_work_that_feeds_it():
+    a, b, c = xp.ones((8, 16)), xp.ones((8, 16)), xp.ones(16)
+    assert kernels(xp.sum(xp.exp(a * b + c))) == 1
+    assert kernels(xp.sum(xp.exp(a * b + c), axis=1) * 2 + 1) == 1
+
+
+def test_a_broadcast_reduction_is_materialised():
+    x = xp.asarray(np.random.default_rng(0).standard_normal((6, 7)))
+    y = xp.sum(xp.exp(x - xp.max(x, axis=1, keepdims=True)), axis=1)
+    assert kernels(y) <= 2
+    xn = np.asarray(x)
+    assert_close(y, np.exp(xn - xn.max(axis=1, keepdims=True)).sum(axis=1), rtol=1e-12)
+
+
+def test_matmul_is_one_kernel():
+    a, b = xp.ones((4, 5)), xp.ones((5, 6))
+    assert kernels(a @ b) == 1
+    assert kernels(xp.maximum(a @ b + xp.ones(6), 0)) == 1
+
+
+def test_contiguous_is_a_fusion_boundary():
+    a = xp.ones((4, 4))
+    assert kernels((a * 2).contiguous() + 1) == 2
+
+
+def test_already_realized_inputs_cost_no_kernel():
+    a = xp.arange(12.0).reshape(3, 4).realize()
+    assert kernels(a) == 0
+    assert kernels(a.reshape(12)) == 0
+    assert kernels(a.T) == 1
+
+
+def test_size_zero_values_need_no_kernel():
+    assert kernels(xp.ones((0, 3)) * 2) == 0
+    assert (xp.ones((0, 3)) * 2).numpy().shape == (0, 3)

@@ -1,0 +1,67 @@
+"""The CPU runtime: compile, disk cache, and compiler failures."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import lazyarr as xp
+from lazyarr import settings
+from lazyarr.runtime import cpu
+from lazyarr.runtime.device import get_device
+
+
+def compile_fresh(source, name="k"):
+    return get_device("cpu").compile(name, source)
+
+
+def test_compiled_kernels_are_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
+    src = "#include <stdint.h>\nvoid k(const uintptr_t* args) { ((double*)args[0])[0] = 42.0; }\n"
+    compile_fresh(src)
+    files = list((tmp_path / "kernels").iterdir())
+    assert len(files) == 1 and files[0].suffix == ".so"
+    assert oct(os.stat(tmp_path).st_mode & 0o777) == "0o700"
+    calls = []
+    real = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    compile_fresh(src)
+    assert calls == []   # the second compile is a cache hit
+
+
+def test_a_second_process_starts_warm(tmp_path):
+    code = ("import lazyarr as xp, time; t = time.perf_counter(); (xp.arange(5.0) * 3.25 + 17).realize(); "
+            "print(time.perf_counter() - t)")
+    env = {**os.environ, "LAZYARR_CACHE_DIR": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    n = len(list((tmp_path / "kernels").iterdir()))
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    assert len(list((tmp_path / "kernels").iterdir())) == n
+
+
+def test_cache_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+    monkeypatch.setattr(settings, "cache", False)
+    compile_fresh("#include <stdint.h>\nvoid k(const uintptr_t* args) {}\n")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_failed_compile_raises_with_source_and_message_and_leaves_no_entry(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
+    src = "void k(const uintptr_t* args) { this is not C; }\n"
+    with pytest.raises(cpu.CompileError) as e:
+        compile_fresh(src)
+    assert e.value.source == src and "error" in e.value.log
+    assert "this is not C" in str(e.value)
+    assert [p.name for p in (tmp_path / "kernels").iterdir()] == []
+
+
+def test_missing_compiler_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(settings, "cc", "no-such-compiler-xyz")
+    with pytest.raises(cpu.CompileError, match="install"):
+        compile_fresh("void k(void) {}\n", name="k_missing")
+
+
+def test_buffers_are_aligned_host_memory():
+    t = (xp.arange(100.0) + 1).realize()
+    assert t.numpy().ctypes.data % 64 == 0
