@@ -22,12 +22,12 @@ def reduce(x: Tensor, op: Ops, axis: Any = None, keepdims: bool = False, dtype: 
     axes = normalize_axes(axis, x.ndim)
     u = cast_uop(x.uop, dtype or x.dtype)
     kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
-    if builtins.any(x.shape[a] == 0 for a in axes) and math.prod(kept) != 0:
+    if builtins.any(x.shape[a] == 0 for a in axes):
         if op in (Ops.MAX, Ops.MIN):
             raise ValueError(f"zero-size array to reduction operation {_NAMES[op]} which has no identity")
         out = const(reduce_identity(op, u.dtype), u.dtype, kept)
-    elif axes and math.prod(kept) == 0:
-        out = const(reduce_identity(op, u.dtype) if op not in (Ops.MAX, Ops.MIN) else 0, u.dtype, kept)
+    elif math.prod(kept) == 0:
+        out = const(0, u.dtype, kept)
     else:
         out = UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes)) if axes else u
     if not keepdims:
