@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +18,8 @@ from lazyarr.compiler.schedule import buffer_view
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, get_device
-from lazyarr.tensor import Tensor, alu, cast_uop, const, expand_uop, is_scalar, reshape_uop, wrap
+from lazyarr.tensor import Tensor, is_scalar, wrap
+from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
 
 Shape = tuple[int, ...]
 

@@ -16,7 +16,8 @@ from typing import Any
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.tensor import Tensor, alu, as_tensor, broadcast_shapes, cast_uop, const, expand_uop, operands, wrap
+from lazyarr.tensor import Tensor, as_tensor, operands, wrap
+from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop
 
 KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc",
          "any": "biufc", "bool": "b", "real_number": "iuf"}

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.tensor import Tensor, flip_uop, pad_uop, reshape_uop, shrink_uop, wrap
+from lazyarr.tensor import Tensor, wrap
+from lazyarr.graph import flip_uop, pad_uop, reshape_uop, shrink_uop
 
 
 def _is_int_key(k: Any) -> bool:

@@ -9,7 +9,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
 from lazyarr.statistics import reduce
-from lazyarr.tensor import Tensor, as_tensor, broadcast_shapes, cast_uop, expand_uop, normalize_axis, reshape_uop, wrap
+from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.graph import broadcast_shapes, cast_uop, expand_uop, normalize_axis, reshape_uop
 
 __all__ = ["matmul", "tensordot", "vecdot", "matrix_transpose"]
 

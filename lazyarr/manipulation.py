@@ -10,8 +10,9 @@ from typing import Any, Sequence
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.tensor import (Tensor, as_tensor, broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes,
-                            normalize_axis, pad_uop, permute_uop, reshape_uop, shrink_uop, wrap)
+from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes, normalize_axis, pad_uop,
+                           permute_uop, reshape_uop, shrink_uop)
+from lazyarr.tensor import Tensor, as_tensor, wrap
 
 
 def _shape_arg(shape: Any) -> tuple[int, ...]:

@@ -11,7 +11,6 @@ Public functions (`lazyarr.elementwise`, ...) are compositions of these primitiv
 """
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any, Callable
 

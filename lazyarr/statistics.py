@@ -12,7 +12,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.ops import reduce_identity
-from lazyarr.tensor import Tensor, alu, as_tensor, cast_uop, const, normalize_axes, reshape_uop, wrap
+from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.graph import alu, cast_uop, const, normalize_axes, reshape_uop
 
 _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum"}
 

@@ -10,7 +10,6 @@ negative value shifted right), MAX/MIN propagate NaN, narrow integers wrap after
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import GroupOp, Ops, UOp

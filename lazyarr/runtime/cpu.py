@@ -9,10 +9,8 @@ message.
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import subprocess
-from typing import Any
 
 import cffi
 import numpy as np

@@ -1,0 +1,133 @@
+"""Graph-building helpers for tensor-level nodes: constants, ALU nodes of one shape, and the
+movement ops with their no-op cases folded away (a reshape to the same shape is the node itself),
+plus the shape and axis rules the namespace shares (broadcasting, axis normalisation)."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+from numpy.exceptions import AxisError
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.dtypes import DType
+
+Shape = tuple[int, ...]
+
+
+def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
+    """A constant node of `shape` (a broadcast scalar: no memory until realized)."""
+    c = UOp.const(dtype, value)
+    return expand_uop(c, shape) if shape else c
+
+
+def reshape_uop(u: UOp, shape: Shape) -> UOp:
+    shape = tuple(shape)
+    if u.shape == shape:
+        return u
+    if u.op is Ops.RESHAPE:  # a reshape of a reshape is one reshape
+        u = u.src[0]
+        if u.shape == shape:
+            return u
+    return UOp(Ops.RESHAPE, u.dtype, (u,), shape)
+
+
+def expand_uop(u: UOp, shape: Shape) -> UOp:
+    """`u` broadcast to `shape` (leading axes added, axes of length 1 stretched)."""
+    shape = tuple(shape)
+    if u.shape == shape:
+        return u
+    if len(u.shape) < len(shape):
+        u = reshape_uop(u, (1,) * (len(shape) - len(u.shape)) + u.shape)
+    if u.shape == shape:
+        return u
+    return UOp(Ops.EXPAND, u.dtype, (u,), shape)
+
+
+def permute_uop(u: UOp, axes: Sequence[int]) -> UOp:
+    axes = tuple(axes)
+    return u if axes == tuple(range(len(axes))) else UOp(Ops.PERMUTE, u.dtype, (u,), axes)
+
+
+def shrink_uop(u: UOp, bounds: Sequence[tuple[int, int]]) -> UOp:
+    bounds = tuple((int(b), int(e)) for b, e in bounds)
+    return u if all(b == 0 and e == n for (b, e), n in zip(bounds, u.shape)) else UOp(Ops.SHRINK, u.dtype, (u,), bounds)
+
+
+def pad_uop(u: UOp, padding: Sequence[tuple[int, int]]) -> UOp:
+    padding = tuple((int(b), int(a)) for b, a in padding)
+    return u if all(b == 0 and a == 0 for b, a in padding) else UOp(Ops.PAD, u.dtype, (u,), padding)
+
+
+def flip_uop(u: UOp, axes: Sequence[int]) -> UOp:
+    axes = tuple(sorted(a for a in axes if u.shape[a] > 1))
+    return UOp(Ops.FLIP, u.dtype, (u,), axes) if axes else u
+
+
+def normalize_axis(axis: Any, ndim: int) -> int:
+    """`axis` as a non-negative axis of an array of `ndim` dimensions. Raises NumPy's AxisError
+    (a ValueError and an IndexError) naming the axis and the rank."""
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise AxisError(a, ndim)
+    return a % ndim if ndim else 0
+
+
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """`axis` (None for all, an int, or a tuple of ints) as sorted non-negative axes. Raises
+    AxisError for an axis out of range and ValueError for a repeated one."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(normalize_axis(a, ndim) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return tuple(sorted(axes))
+
+
+def cast_uop(u: UOp, dtype: DType) -> UOp:
+    if u.dtype is dtype:
+        return u
+    if u.op is Ops.CONST:
+        return UOp.const(dtype, _cast_value(u.arg, dtype))
+    return UOp(Ops.CAST, dtype, (u,))
+
+
+def _cast_value(v: Any, dtype: DType) -> Any:
+    if dtype.is_bool:
+        return bool(v)
+    if dtype.is_int and isinstance(v, float):
+        if not math.isfinite(v):
+            return dtypes.min_value(dtype) if dtype.kind == "i" else 0
+        return int(v)
+    return v
+
+
+def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
+    """A tensor-level ALU node of sources of one shape; Python scalars among them become constants
+    of that shape, of the dtype of the (value) sources. Comparisons are bool."""
+    shaped = [s for s in srcs if isinstance(s, UOp)]
+    values = [s for s in (srcs[1:] if op is Ops.WHERE else srcs) if isinstance(s, UOp)]
+    shape, value_dtype = shaped[0].shape, (values[0] if values else shaped[0]).dtype
+    full = [s if isinstance(s, UOp) else const(s, dtypes.bool_ if op is Ops.WHERE and i == 0 else value_dtype,
+                                                   shape) for i, s in enumerate(srcs)]
+    if dtype is None:
+        dtype = dtypes.bool_ if op in GroupOp.Comparison else value_dtype
+    return UOp(op, dtype, tuple(full))
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape:
+    """The shape all `shapes` broadcast to. Raises ValueError naming the shapes that do not."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-ndim, 0):
+        sizes = {s[i] for s in shapes if len(s) >= -i}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ValueError("operands could not be broadcast together with shapes "
+                             + " ".join(f"({','.join(map(str, s))}{',' if len(s) == 1 else ''})" for s in shapes))
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
