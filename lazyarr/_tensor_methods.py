@@ -178,7 +178,7 @@ def _contiguous(self: Tensor) -> Tensor:
 
 def _detach(self: Tensor) -> Tensor:
     """The same value, cut off from the gradient graph."""
-    return wrap(self.uop, self.device)
+    return wrap(UOp(Ops.DETACH, self.dtype, (self.uop,)), self.device)
 
 
 _METHODS = {

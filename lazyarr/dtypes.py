@@ -79,6 +79,19 @@ class DType:
     def is_inexact(self) -> bool:
         return self.kind in "fc"
 
+    @property
+    def count(self) -> int:
+        """Lanes: 1 for scalars, n for a vector of n (kernel level only)."""
+        return 1
+
+    @property
+    def scalar(self) -> DType:
+        return self
+
+    def vec(self, n: int) -> DType:
+        """The vector of `n` lanes of this scalar type (n == 1 is the scalar itself)."""
+        return self if n == 1 else vector(self, n)
+
     # NumPy-style names some user code reads
     @property
     def type(self):
@@ -109,6 +122,30 @@ class PtrDType(DType):
         return hash((self.base.name, self.space))
 
 
+@dataclass(frozen=True, eq=False)
+class VecDType(DType):
+    """`lanes` elements of `base` handled as one value (SIMD registers), inside kernels only."""
+    base: DType = None  # type: ignore[assignment]
+    lanes: int = 1
+
+    def __repr__(self) -> str:
+        return f"{self.base.name}x{self.lanes}"
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash((self.base.name, self.lanes))
+
+    @property
+    def count(self) -> int:
+        return self.lanes
+
+    @property
+    def scalar(self) -> DType:
+        return self.base
+
+
 bool_ = DType("bool", 1, "b", 0)
 int8 = DType("int8", 1, "i", 1)
 int16 = DType("int16", 2, "i", 2)
@@ -137,6 +174,18 @@ _FROM_NP = {v: k for k, v in _NP.items()}
 _PTRS: dict[tuple[DType, str], PtrDType] = {}
 
 default_float, default_int, default_complex = float64, int64, complex128
+
+
+_VECS: dict[tuple[DType, int], VecDType] = {}
+
+
+def vector(base: DType, lanes: int) -> VecDType:
+    """The interned vector type of `lanes` elements of the scalar type `base`."""
+    assert lanes > 1 and not isinstance(base, (VecDType, PtrDType)), (base, lanes)
+    key = (base, lanes)
+    if key not in _VECS:
+        _VECS[key] = VecDType(f"{base.name}x{lanes}", base.itemsize * lanes, base.kind, base.priority, base, lanes)
+    return _VECS[key]
 
 
 def ptr(base: DType, space: str = "global") -> PtrDType:

@@ -10,7 +10,7 @@ The op set has three layers, all in `Ops`:
   (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP), CONTIGUOUS, COPY, DETACH;
 - rangeify ops: INDEX (a value at given indices) and REDUCE (a reduction over explicit RANGEs);
 - kernel ops: DEFINE_GLOBAL, DEFINE_VAR, DEFINE_ACC, RANGE, LOAD, STORE, ASSIGN, END, AFTER, IF,
-  ENDIF, SINK.
+  ENDIF, SINK, and the vector ops VECTORIZE, GEP, CAT (vector dtypes: `DType.vec(n)`).
 The semantics of each tensor op (shape, dtype, constant folding, local gradient) live in
 `lazyarr.ops`.
 """
@@ -56,6 +56,9 @@ class Ops(Enum):
     # kernel level
     DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); DEFINE_ACC = auto(); RANGE = auto()
     LOAD = auto(); STORE = auto(); ASSIGN = auto(); END = auto(); AFTER = auto()
+    # vectors: VECTORIZE builds a vector from scalars, GEP takes lanes (arg: tuple of lane
+    # indices), CAT joins vectors
+    VECTORIZE = auto(); GEP = auto(); CAT = auto()
     IF = auto(); ENDIF = auto(); SINK = auto(); NOOP = auto()
 
     def __repr__(self) -> str:
