@@ -27,6 +27,7 @@ from lazyarr.data_types import astype, can_cast, isdtype, result_type
 from lazyarr.runtime.device import Device, get_device
 from lazyarr.runtime.cpu import CompileError
 from lazyarr import settings
+from lazyarr.autograd import grad, no_grad, value_and_grad
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"

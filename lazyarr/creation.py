@@ -63,9 +63,13 @@ def from_numpy(arr: np.ndarray, device: Device, copy: bool | None = True) -> Ten
     return wrap(buffer_view(buf, arr.shape), device)
 
 
-def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool = False) -> Tensor:
     """Convert `obj` (a Tensor, Python scalar, nested sequence, NumPy array or buffer-protocol
-    object) to a Tensor. `copy=False` raises ValueError when a copy is needed."""
+    object) to a Tensor. `copy=False` raises ValueError when a copy is needed. `requires_grad`
+    makes the result a leaf whose gradient backward() accumulates into `.grad`."""
+    if requires_grad:
+        return asarray(obj, dtype=dtype, device=device, copy=True if copy is None else copy).requires_grad_()
     want = None if dtype is None else dtypes.as_dtype(dtype)
     if isinstance(obj, Tensor):
         dev = obj.device if device is None else get_device(device)
