@@ -1,16 +1,16 @@
 """Operations own their semantics: one definition per primitive tensor op.
 
-Each `OpDef` says, for its op: the shape rule (`shape`), the dtype rule (`dtype`, used to check
-a node when it is built), how to fold constants exactly as the generated code computes them
-(`fold`, None where folding could differ from the target's math library), and its local
-gradient (`local_gradient(y, i, adjoint)`: the adjoint's contribution to input `i`, filled in by
-the autograd layer). The renderer's syntax for each op lives with the renderer; how index
+Each `OpDef` says, for its op: the shape rule (`shape`), how to fold constants exactly as the
+generated code computes them (`fold`, None where folding could differ from the target's math
+library), and its local gradient (`local_gradient(y, i, adjoint)`: input i's share of the
+adjoint of the output y, built from graph nodes, so that gradients are lazy graphs too). The renderer's syntax for each op lives with the renderer; how index
 expressions pass through a movement op lives in rangeify.
 
 Public functions (`lazyarr.elementwise`, ...) are compositions of these primitives.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable
 
@@ -19,11 +19,17 @@ import numpy as np
 from lazyarr import dtypes
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
 from lazyarr.dtypes import DType
+from lazyarr.graph import alu, cast_uop, expand_uop, flip_uop, pad_uop, permute_uop, reshape_uop, shrink_uop
+
+
+Gradient = Callable[[UOp, int, UOp], "UOp | None"]
 
 
 class OpDef:
-    """The semantics of one primitive op."""
+    """The semantics of one primitive op. `grad(y, i, adjoint)` is the local gradient: input i's
+    share of the adjoint of output y, as graph nodes; None means no contribution (zero)."""
     op: Ops
+    grad: Gradient | None = None
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         return u.src[0].shape
@@ -32,7 +38,7 @@ class OpDef:
         return None
 
     def local_gradient(self, y: UOp, i: int, adjoint: UOp) -> UOp | None:
-        raise TypeError(f"{self.op.name} is not differentiable")
+        return None if self.grad is None else self.grad(y, i, adjoint)
 
 
 def _np_scalar(x: Any, d: DType) -> Any:
@@ -63,8 +69,9 @@ def _shift(a: int, b: int, d: DType, left: bool) -> int:
 class Elementwise(OpDef):
     """An ALU op: the output has the sources' (equal) shape."""
 
-    def __init__(self, op: Ops, int_fold: Callable | None = None, float_fold: Callable | None = None):
-        self.op, self.int_fold, self.float_fold = op, int_fold, float_fold
+    def __init__(self, op: Ops, int_fold: Callable | None = None, float_fold: Callable | None = None,
+                 grad: Gradient | None = None):
+        self.op, self.int_fold, self.float_fold, self.grad = op, int_fold, float_fold, grad
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         return u.src[-1].shape if u.op is Ops.WHERE else u.src[0].shape
@@ -87,50 +94,124 @@ class Elementwise(OpDef):
 
 
 _cmp = {Ops.CMPLT: operator.lt, Ops.CMPLE: operator.le, Ops.CMPEQ: operator.eq, Ops.CMPNE: operator.ne}
+LN2, LN10 = math.log(2.0), math.log(10.0)
 
-ALU_DEFS: dict[Ops, Elementwise] = {
-    Ops.NEG: Elementwise(Ops.NEG, operator.neg, operator.neg),
-    Ops.NOT: Elementwise(Ops.NOT, lambda a: (not a) if isinstance(a, bool) else ~a),
-    Ops.ABS: Elementwise(Ops.ABS, abs, abs),
-    Ops.SQRT: Elementwise(Ops.SQRT, None, np.sqrt),
-    Ops.RECIP: Elementwise(Ops.RECIP, None, lambda a: a.dtype.type(1) / a),
-    Ops.ADD: Elementwise(Ops.ADD, operator.add, operator.add),
-    Ops.SUB: Elementwise(Ops.SUB, operator.sub, operator.sub),
-    Ops.MUL: Elementwise(Ops.MUL, operator.mul, operator.mul),
-    Ops.FDIV: Elementwise(Ops.FDIV, None, operator.truediv),
-    Ops.IDIV: Elementwise(Ops.IDIV, _c_idiv),
-    Ops.MOD: Elementwise(Ops.MOD, _c_mod),
-    Ops.MAX: Elementwise(Ops.MAX, max),
-    Ops.MIN: Elementwise(Ops.MIN, min),
-    Ops.AND: Elementwise(Ops.AND, operator.and_),
-    Ops.OR: Elementwise(Ops.OR, operator.or_),
-    Ops.XOR: Elementwise(Ops.XOR, operator.xor),
-    Ops.SHL: Elementwise(Ops.SHL, lambda a, b, d: _shift(a, b, d, True)),
-    Ops.SHR: Elementwise(Ops.SHR, lambda a, b, d: _shift(a, b, d, False)),
-    Ops.WHERE: Elementwise(Ops.WHERE, lambda c, a, b: a if c else b, None),
-    Ops.MULACC: Elementwise(Ops.MULACC, lambda a, b, c: a * b + c, None),
-    **{op: Elementwise(op, fn) for op, fn in _cmp.items()},
-}
-for _op in GroupOp.ALU:
-    ALU_DEFS.setdefault(_op, Elementwise(_op))
+
+def _x(y: UOp, i: int = 0) -> UOp:
+    return y.src[i]
+
+
+def _other(y: UOp, i: int) -> UOp:
+    return y.src[1 - i]
+
+
+def _sign(x: UOp) -> UOp:
+    return alu(Ops.WHERE, alu(Ops.CMPLT, 0, x), 1, alu(Ops.WHERE, alu(Ops.CMPLT, x, 0), -1, 0))
+
+
+def _minmax_share(y: UOp, i: int, g: UOp) -> UOp:
+    """maximum/minimum: the chosen input gets the adjoint; at a tie each gets half."""
+    x, other = y.src[i], y.src[1 - i]
+    picked = alu(Ops.WHERE, alu(Ops.CMPEQ, x, other), 0.5, alu(Ops.WHERE, alu(Ops.CMPEQ, x, y), 1, 0))
+    return alu(Ops.MUL, g, picked)
+
+
+def _pow_grad(y: UOp, i: int, g: UOp) -> UOp:
+    a, b = y.src
+    if i == 0:   # b·a^(b-1), 0 where b is 0
+        return alu(Ops.MUL, g, alu(Ops.WHERE, alu(Ops.CMPEQ, b, 0), 0, alu(Ops.MUL, b, alu(Ops.POW, a, alu(Ops.SUB, b, 1)))))
+    # y·log(a), 0 where a is 0 (the limit for b > 0)
+    return alu(Ops.MUL, g, alu(Ops.WHERE, alu(Ops.CMPEQ, a, 0), 0, alu(Ops.MUL, y, alu(Ops.LOG, a))))
+
+
+def _rsqrt_of(x: UOp) -> UOp:
+    return alu(Ops.RECIP, alu(Ops.SQRT, x))
+
+
+def _unary(op: Ops, float_fold: Callable | None, derivative: Callable[[UOp, UOp], UOp], int_fold=None) -> Elementwise:
+    """An op whose local gradient is adjoint · derivative(x, y)."""
+    return Elementwise(op, int_fold, float_fold, lambda y, i, g: alu(Ops.MUL, g, derivative(y.src[0], y)))
+
+
+def _zero_grad(op: Ops, int_fold: Callable | None = None, float_fold: Callable | None = None) -> Elementwise:
+    return Elementwise(op, int_fold, float_fold, None)
+
+
+ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
+    Elementwise(Ops.NEG, operator.neg, operator.neg, lambda y, i, g: alu(Ops.NEG, g)),
+    Elementwise(Ops.NOT, lambda a: (not a) if isinstance(a, bool) else ~a),
+    _unary(Ops.ABS, abs, lambda x, y: _sign(x), int_fold=abs),
+    _unary(Ops.SQRT, np.sqrt, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, y, 2))),
+    _unary(Ops.RECIP, lambda a: a.dtype.type(1) / a, lambda x, y: alu(Ops.NEG, alu(Ops.MUL, y, y))),
+    _unary(Ops.EXP, None, lambda x, y: y),
+    _unary(Ops.EXP2, None, lambda x, y: alu(Ops.MUL, y, LN2)),
+    _unary(Ops.EXPM1, None, lambda x, y: alu(Ops.ADD, y, 1)),
+    _unary(Ops.LOG, None, lambda x, y: alu(Ops.RECIP, x)),
+    _unary(Ops.LOG2, None, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, x, LN2))),
+    _unary(Ops.LOG10, None, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, x, LN10))),
+    _unary(Ops.LOG1P, None, lambda x, y: alu(Ops.RECIP, alu(Ops.ADD, x, 1))),
+    _unary(Ops.SIN, None, lambda x, y: alu(Ops.COS, x)),
+    _unary(Ops.COS, None, lambda x, y: alu(Ops.NEG, alu(Ops.SIN, x))),
+    _unary(Ops.TAN, None, lambda x, y: alu(Ops.ADD, alu(Ops.MUL, y, y), 1)),
+    _unary(Ops.ASIN, None, lambda x, y: _rsqrt_of(alu(Ops.SUB, 1, alu(Ops.MUL, x, x)))),
+    _unary(Ops.ACOS, None, lambda x, y: alu(Ops.NEG, _rsqrt_of(alu(Ops.SUB, 1, alu(Ops.MUL, x, x))))),
+    _unary(Ops.ATAN, None, lambda x, y: alu(Ops.RECIP, alu(Ops.ADD, alu(Ops.MUL, x, x), 1))),
+    _unary(Ops.SINH, None, lambda x, y: alu(Ops.COSH, x)),
+    _unary(Ops.COSH, None, lambda x, y: alu(Ops.SINH, x)),
+    _unary(Ops.TANH, None, lambda x, y: alu(Ops.SUB, 1, alu(Ops.MUL, y, y))),
+    _unary(Ops.ASINH, None, lambda x, y: _rsqrt_of(alu(Ops.ADD, alu(Ops.MUL, x, x), 1))),
+    _unary(Ops.ACOSH, None, lambda x, y: _rsqrt_of(alu(Ops.SUB, alu(Ops.MUL, x, x), 1))),
+    _unary(Ops.ATANH, None, lambda x, y: alu(Ops.RECIP, alu(Ops.SUB, 1, alu(Ops.MUL, x, x)))),
+    _zero_grad(Ops.FLOOR), _zero_grad(Ops.CEIL), _zero_grad(Ops.TRUNC), _zero_grad(Ops.RINT),
+    Elementwise(Ops.ADD, operator.add, operator.add, lambda y, i, g: g),
+    Elementwise(Ops.SUB, operator.sub, operator.sub, lambda y, i, g: g if i == 0 else alu(Ops.NEG, g)),
+    Elementwise(Ops.MUL, operator.mul, operator.mul, lambda y, i, g: alu(Ops.MUL, g, _other(y, i))),
+    Elementwise(Ops.FDIV, None, operator.truediv,
+                lambda y, i, g: alu(Ops.FDIV, g, y.src[1]) if i == 0
+                else alu(Ops.NEG, alu(Ops.FDIV, alu(Ops.MUL, g, y), y.src[1]))),
+    Elementwise(Ops.IDIV, _c_idiv), Elementwise(Ops.MOD, _c_mod),
+    Elementwise(Ops.MAX, max, None, _minmax_share), Elementwise(Ops.MIN, min, None, _minmax_share),
+    Elementwise(Ops.POW, None, None, _pow_grad),
+    Elementwise(Ops.ATAN2, None, None, lambda y, i, g: alu(Ops.FDIV, alu(Ops.MUL, g, y.src[1] if i == 0 else alu(Ops.NEG, y.src[0])),
+                                                           alu(Ops.ADD, alu(Ops.MUL, y.src[0], y.src[0]), alu(Ops.MUL, y.src[1], y.src[1])))),
+    Elementwise(Ops.HYPOT, None, None, lambda y, i, g: alu(Ops.MUL, g, alu(Ops.FDIV, y.src[i], y))),
+    Elementwise(Ops.COPYSIGN, None, None,
+                lambda y, i, g: None if i else alu(Ops.MUL, g, alu(Ops.WHERE, alu(Ops.CMPEQ, y, y.src[0]), 1, -1))),
+    Elementwise(Ops.NEXTAFTER),
+    Elementwise(Ops.FMOD, None, None, lambda y, i, g: g if i == 0 else
+                alu(Ops.NEG, alu(Ops.MUL, g, alu(Ops.TRUNC, alu(Ops.FDIV, y.src[0], y.src[1]))))),
+    Elementwise(Ops.AND, operator.and_), Elementwise(Ops.OR, operator.or_), Elementwise(Ops.XOR, operator.xor),
+    Elementwise(Ops.SHL, lambda a, b, d: _shift(a, b, d, True)),
+    Elementwise(Ops.SHR, lambda a, b, d: _shift(a, b, d, False)),
+    Elementwise(Ops.WHERE, lambda c, a, b: a if c else b, None,
+                lambda y, i, g: None if i == 0 else alu(Ops.WHERE, y.src[0], g, 0) if i == 1 else alu(Ops.WHERE, y.src[0], 0, g)),
+    Elementwise(Ops.MULACC, lambda a, b, c: a * b + c, None,
+                lambda y, i, g: g if i == 2 else alu(Ops.MUL, g, y.src[1 - i])),
+    *(Elementwise(op, fn) for op, fn in _cmp.items()),
+]}
+assert set(ALU_DEFS) == set(GroupOp.ALU), set(GroupOp.ALU) - set(ALU_DEFS)
 
 
 class Leaf(OpDef):
+    """BUFFER, CONST, IOTA: no sources, so no gradient to pass on."""
+
     def __init__(self, op: Ops, shape: Callable[[UOp], tuple[int, ...]]):
         self.op, self._shape = op, shape
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         return self._shape(u)
 
-    def local_gradient(self, y: UOp, i: int, adjoint: UOp) -> UOp | None:
-        return None
-
 
 class Passthrough(OpDef):
-    """CAST, CONTIGUOUS, COPY, DETACH: the source's shape."""
+    """Ops of their source's shape that only change how or where the value is held."""
 
-    def __init__(self, op: Ops):
-        self.op = op
+    def __init__(self, op: Ops, grad: Gradient | None):
+        self.op, self.grad = op, grad
+
+
+def _cast_grad(y: UOp, i: int, g: UOp) -> UOp | None:
+    src = y.src[0].dtype
+    return cast_uop(g, src) if src.is_inexact and y.dtype.is_inexact else None
 
 
 class Bitcast(OpDef):
@@ -143,9 +224,28 @@ class Bitcast(OpDef):
         return s[:-1] + (s[-1] * src_size // dst_size,)
 
 
+def _reduce_grad(y: UOp, i: int, g: UOp) -> UOp:
+    x, (op, axes) = y.src[0], y.arg
+    if op is Ops.ADD:
+        return expand_uop(g, x.shape)
+    if op in (Ops.MAX, Ops.MIN):   # shared evenly among the elements that attain the result
+        hit = cast_uop(alu(Ops.CMPEQ, x, expand_uop(y, x.shape)), x.dtype)
+        count = UOp(Ops.REDUCE_AXIS, x.dtype, (hit,), (Ops.ADD, axes))
+        return alu(Ops.MUL, hit, expand_uop(alu(Ops.FDIV, g, count), x.shape))
+    # product: the product of the other elements, also where x holds zeros
+    is_zero = alu(Ops.CMPEQ, x, 0)
+    nonzero_product = UOp(Ops.REDUCE_AXIS, x.dtype, (alu(Ops.WHERE, is_zero, 1, x),), (Ops.MUL, axes))
+    zeros = UOp(Ops.REDUCE_AXIS, x.dtype, (cast_uop(is_zero, x.dtype),), (Ops.ADD, axes))
+    zeros, nonzero_product, gx = (expand_uop(u, x.shape) for u in (zeros, nonzero_product, g))
+    others = alu(Ops.WHERE, alu(Ops.CMPEQ, zeros, 0), alu(Ops.FDIV, nonzero_product, x),
+                 alu(Ops.WHERE, alu(Ops.AND, alu(Ops.CMPEQ, zeros, 1), is_zero), nonzero_product, 0))
+    return alu(Ops.MUL, gx, others)
+
+
 class ReduceAxis(OpDef):
     """arg = (reduce op, axes): the reduced axes keep length 1."""
     op = Ops.REDUCE_AXIS
+    grad = staticmethod(_reduce_grad)
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         axes = u.arg[1]
@@ -153,20 +253,29 @@ class ReduceAxis(OpDef):
 
 
 class Movement(OpDef):
-    def __init__(self, op: Ops, shape: Callable[[tuple[int, ...], Any], tuple[int, ...]]):
-        self.op, self._shape = op, shape
+    def __init__(self, op: Ops, shape: Callable[[tuple[int, ...], Any], tuple[int, ...]], grad: Gradient):
+        self.op, self._shape, self.grad = op, shape, grad
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         return self._shape(u.src[0].shape, u.arg)
 
 
+def _unexpand(y: UOp, i: int, g: UOp) -> UOp:
+    x = y.src[0]
+    axes = tuple(a for a, (s, n) in enumerate(zip(x.shape, y.shape)) if s == 1 and n != 1)
+    return UOp(Ops.REDUCE_AXIS, g.dtype, (g,), (Ops.ADD, axes)) if axes else g
+
+
 MOVEMENT_DEFS = {
-    Ops.RESHAPE: Movement(Ops.RESHAPE, lambda s, arg: arg),
-    Ops.PERMUTE: Movement(Ops.PERMUTE, lambda s, arg: tuple(s[i] for i in arg)),
-    Ops.EXPAND: Movement(Ops.EXPAND, lambda s, arg: arg),
-    Ops.PAD: Movement(Ops.PAD, lambda s, arg: tuple(b + n + a for n, (b, a) in zip(s, arg))),
-    Ops.SHRINK: Movement(Ops.SHRINK, lambda s, arg: tuple(e - b for b, e in arg)),
-    Ops.FLIP: Movement(Ops.FLIP, lambda s, arg: s),
+    Ops.RESHAPE: Movement(Ops.RESHAPE, lambda s, arg: arg, lambda y, i, g: reshape_uop(g, y.src[0].shape)),
+    Ops.PERMUTE: Movement(Ops.PERMUTE, lambda s, arg: tuple(s[i] for i in arg),
+                          lambda y, i, g: permute_uop(g, [y.arg.index(a) for a in range(len(y.arg))])),
+    Ops.EXPAND: Movement(Ops.EXPAND, lambda s, arg: arg, _unexpand),
+    Ops.PAD: Movement(Ops.PAD, lambda s, arg: tuple(b + n + a for n, (b, a) in zip(s, arg)),
+                      lambda y, i, g: shrink_uop(g, [(b, b + n) for n, (b, _) in zip(y.src[0].shape, y.arg)])),
+    Ops.SHRINK: Movement(Ops.SHRINK, lambda s, arg: tuple(e - b for b, e in arg),
+                         lambda y, i, g: pad_uop(g, [(b, n - e) for n, (b, e) in zip(y.src[0].shape, y.arg)])),
+    Ops.FLIP: Movement(Ops.FLIP, lambda s, arg: s, lambda y, i, g: flip_uop(g, y.arg)),
 }
 
 OP_DEFS: dict[Ops, OpDef] = {
@@ -174,10 +283,11 @@ OP_DEFS: dict[Ops, OpDef] = {
     Ops.BUFFER: Leaf(Ops.BUFFER, lambda u: (u.arg.size,)),
     Ops.CONST: Leaf(Ops.CONST, lambda u: ()),
     Ops.IOTA: Leaf(Ops.IOTA, lambda u: (u.arg,)),
-    Ops.CAST: Passthrough(Ops.CAST),
-    Ops.CONTIGUOUS: Passthrough(Ops.CONTIGUOUS),
-    Ops.COPY: Passthrough(Ops.COPY),
-    Ops.DETACH: Passthrough(Ops.DETACH),
+    Ops.CAST: Passthrough(Ops.CAST, _cast_grad),
+    Ops.CONTIGUOUS: Passthrough(Ops.CONTIGUOUS, lambda y, i, g: g),
+    Ops.COPY: Passthrough(Ops.COPY, lambda y, i, g: g),
+    Ops.DETACH: Passthrough(Ops.DETACH, None),    # the point of DETACH: no gradient flows through
+    Ops.NOOP: Passthrough(Ops.NOOP, lambda y, i, g: g),   # a marker (functional grad's inputs)
     Ops.BITCAST: Bitcast(),
     Ops.REDUCE_AXIS: ReduceAxis(),
 }

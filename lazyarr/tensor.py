@@ -12,12 +12,13 @@ the namespace modules (creation, elementwise, manipulation, ...) are written wit
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Iterator
 
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import UOp
+from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop
 from lazyarr.runtime.device import Buffer, Device
@@ -25,23 +26,87 @@ from lazyarr.runtime.device import Buffer, Device
 Shape = tuple[int, ...]
 
 
+class GradMode:
+    disabled = 0   # > 0 inside no_grad()
+
+
+grad_mode = GradMode()
+# leaf tensors that require gradients (their current nodes are the targets of backward())
+_grad_leaves: weakref.WeakSet = weakref.WeakSet()
+
+
+def grad_leaf_tensors() -> list[Tensor]:
+    return list(_grad_leaves)
+
+
+def grad_leaf_nodes() -> set[UOp]:
+    return {t._uop for t in _grad_leaves}
+
+
 class Tensor:
     """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
-    __slots__ = ("uop", "device", "requires_grad", "grad", "_ctx", "__weakref__")
+    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_ctx", "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False):
         from lazyarr.creation import asarray
         t = asarray(data, dtype=dtype, device=device)
-        self.uop, self.device, self.requires_grad, self.grad, self._ctx = t.uop, t.device, False, None, None
+        self._uop, self.device, self._leaf_grad, self.grad, self._ctx = t.uop, t.device, False, None, None
         if requires_grad:
             self.requires_grad_()
 
     @classmethod
     def _from_uop(cls, uop: UOp, device: Device) -> Tensor:
+        if grad_mode.disabled:
+            from lazyarr.autograd import graph_requires_grad
+            if graph_requires_grad(uop):
+                uop = UOp(Ops.DETACH, uop.dtype, (uop,))
         t = object.__new__(cls)
-        t.uop, t.device, t.requires_grad, t.grad, t._ctx = uop, device, False, None, None
+        t._uop, t.device, t._leaf_grad, t.grad, t._ctx = uop, device, False, None, None
         return t
+
+    @property
+    def uop(self) -> UOp:
+        """The graph node this tensor's value is."""
+        return self._uop
+
+    @uop.setter
+    def uop(self, u: UOp) -> None:
+        self._uop = u
+
+    # ---- gradients ---------------------------------------------------------------------------
+    @property
+    def _graph(self) -> UOp:
+        """The node gradients flow through: the computation, even after realization."""
+        return self._ctx if self._ctx is not None else self._uop
+
+    @property
+    def requires_grad(self) -> bool:
+        if self._leaf_grad:
+            return True
+        from lazyarr.autograd import graph_requires_grad
+        return graph_requires_grad(self._graph)
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._leaf_grad or not self.requires_grad
+
+    def requires_grad_(self, flag: bool = True) -> Tensor:
+        """Mark this tensor as a leaf whose gradient backward() accumulates into `.grad`."""
+        from lazyarr.autograd import forget_requires_grad
+        if flag and not self.dtype.is_inexact:
+            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
+        if flag and not self._leaf_grad and self.requires_grad:
+            raise RuntimeError("requires_grad_() is for leaf tensors; this tensor is computed from tensors "
+                               "that require grad (use detach() first)")
+        self._leaf_grad = flag
+        (_grad_leaves.add if flag else _grad_leaves.discard)(self)
+        forget_requires_grad()
+        return self
 
     # ---- metadata, known without computing ---------------------------------------------------
     @property
@@ -184,13 +249,7 @@ class Tensor:
     def __setstate__(self, state):
         from lazyarr.creation import asarray
         t = asarray(np.array(state["data"]), device=state["device"])
-        self.uop, self.device, self.requires_grad, self.grad, self._ctx = t.uop, t.device, False, None, None
-
-    def requires_grad_(self, flag: bool = True) -> Tensor:
-        if flag and not self.dtype.is_inexact:
-            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
-        self.requires_grad = flag
-        return self
+        self._uop, self.device, self._leaf_grad, self.grad, self._ctx = t.uop, t.device, False, None, None
 
 
 def realize(*tensors: Tensor) -> None:
@@ -201,6 +260,8 @@ def realize(*tensors: Tensor) -> None:
         return
     views = realize_all([(t.uop, t.device) for t in todo])
     for t in todo:
+        if t._ctx is None and not t._leaf_grad and t.requires_grad:
+            t._ctx = t._uop   # backward() still needs the computation after the value is known
         t.uop = views[t.uop]
 
 

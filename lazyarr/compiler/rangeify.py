@@ -3,7 +3,7 @@
 The kernel stores a value of shape S into its output buffer. Rangeify gives the output one RANGE
 per axis of S (an axis of length 1 gets the constant 0), and asks for the value at those indices
 with an INDEX node. Rules then push every INDEX from the root towards the leaves:
-- through an ALU op, a cast or a detach: each source is indexed the same way;
+- through an ALU op, a cast, a DETACH or a NOOP marker: each source is indexed the same way;
 - through a movement op, the indices are mapped to the source's: reshape flattens and unflattens
   within groups of axes whose lengths multiply to the same number, permute reorders, expand
   drops the index of a stretched axis (0), shrink adds the start, flip mirrors, and pad subtracts
@@ -168,7 +168,7 @@ pm_rangeify = PatternMatcher([
     (P(Ops.INDEX, src=(P(GroupOp.Movement, name="mv"),), allow_any_len=True, name="ix"), push_movement),
     (P(Ops.INDEX, src=(P(Ops.REDUCE_AXIS, name="red"),), allow_any_len=True, name="ix"), push_reduce),
     (P(Ops.INDEX, src=(P(GroupOp.Elementwise, name="u"),), allow_any_len=True, name="ix"), push_elementwise),
-    (P(Ops.INDEX, src=(P(Ops.DETACH, name="d"),), allow_any_len=True, name="ix"),
+    (P(Ops.INDEX, src=(P((Ops.DETACH, Ops.NOOP), name="d"),), allow_any_len=True, name="ix"),
      lambda ix, d: index(d.src[0], ix.src[1:-1], ix.src[-1])),
     (P(Ops.INDEX, src=(P(Ops.CONST, name="c"),), allow_any_len=True), lambda c: c),
     (P(Ops.INDEX, src=(P(Ops.IOTA),), allow_any_len=True, name="ix"), lambda ix: ix.src[1]),

@@ -1,0 +1,159 @@
+"""Reverse-mode automatic differentiation by local gradients.
+
+Each primitive op's local gradient lives with its other semantics (`lazyarr.ops`). `gradients`
+walks the graph from the output in reverse topological order and, for every node on a path to a
+target, adds each input's share of the node's adjoint (`OpDef.local_gradient`). Broadcasting is
+undone by EXPAND's own local gradient (a sum over the stretched axes); nothing here knows about
+particular ops. Gradients are graph nodes like any other, so the backward pass is lazy, fuses
+and caches, and gradients of gradients work.
+
+The user-facing API: `Tensor.requires_grad_()`, `.grad`, `.backward(gradient=None)`,
+`.detach()`, `no_grad()` (a context manager and decorator), and the functional `grad(f)` and
+`value_and_grad(f)`.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import weakref
+from typing import Any, Callable, Sequence
+
+from lazyarr import tensor as _tensor
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.graph import const
+from lazyarr.ops import OP_DEFS
+from lazyarr.tensor import Tensor, as_tensor, wrap
+
+_markers = itertools.count()
+# memo: does this node's value depend on a tensor that requires grad?
+_needs_grad: weakref.WeakKeyDictionary[UOp, bool] = weakref.WeakKeyDictionary()
+
+
+def graph_requires_grad(u: UOp) -> bool:
+    """Whether `u` depends, through floating-point values and no DETACH, on a leaf that requires
+    gradients."""
+    if u in _needs_grad:
+        return _needs_grad[u]
+    leaves = _tensor.grad_leaf_nodes()
+    for n in u.toposort(lambda x: x in _needs_grad):
+        if n in _needs_grad:
+            continue
+        _needs_grad[n] = n.dtype.is_inexact and n.op is not Ops.DETACH and (
+            n in leaves or any(_needs_grad.get(s, False) for s in n.src))
+    return _needs_grad[u]
+
+
+def forget_requires_grad() -> None:
+    """Called when a tensor becomes a leaf that requires grad: earlier answers may be stale."""
+    _needs_grad.clear()
+
+
+def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp) -> list[UOp | None]:
+    """The gradient of `root` with respect to each target node (None where it does not depend
+    on it), for the output adjoint `root_adjoint`."""
+    order = root.toposort()
+    wanted = set(targets)
+    on_path: set[UOp] = set()
+    for u in order:   # sources first: a node is on a path if it is a target or reads one
+        if u in wanted or (u.op is not Ops.DETACH and u.dtype.is_inexact and any(s in on_path for s in u.src)):
+            on_path.add(u)
+    adjoints: dict[UOp, UOp] = {root: root_adjoint}
+    for u in reversed(order):
+        g = adjoints.get(u)
+        if g is None or u in wanted and not any(s in on_path for s in u.src):
+            continue
+        opdef = OP_DEFS.get(u.op)
+        for i, s in enumerate(u.src):
+            if s not in on_path or opdef is None:
+                continue
+            share = opdef.local_gradient(u, i, g)
+            if share is None:
+                continue
+            adjoints[s] = share if s not in adjoints else UOp(Ops.ADD, share.dtype, (adjoints[s], share))
+    return [adjoints.get(t) for t in targets]
+
+
+def backward(self: Tensor, gradient: Any = None) -> None:
+    """Accumulate d(self)/d(leaf) into `.grad` of every leaf tensor that requires gradients.
+    `gradient` (the adjoint of self) may be omitted only for a tensor of one element."""
+    graph = self._graph
+    if not self.dtype.is_inexact:
+        raise TypeError(f"backward() needs a floating-point tensor, not {self.dtype}: gradients do not flow "
+                        f"through integer or boolean values")
+    if not graph_requires_grad(graph):
+        raise RuntimeError("backward(): this tensor does not require grad: none of the tensors it was "
+                           "computed from was created with requires_grad=True (or it was computed under "
+                           "no_grad() or from detach())")
+    if gradient is None:
+        if self.size != 1:
+            raise ValueError(f"backward() without a gradient needs a tensor of one element; this one has shape "
+                             f"{self.shape}: pass gradient= (the adjoint, of the same shape)")
+        adjoint = const(1.0, self.dtype, self.shape)
+    else:
+        g = as_tensor(gradient, self.device)
+        if g.shape != self.shape:
+            raise ValueError(f"backward(): gradient of shape {g.shape} does not match the tensor's shape {self.shape}")
+        adjoint = g.astype(self.dtype).uop
+    nodes = set(graph.toposort())
+    leaves = [t for t in _tensor.grad_leaf_tensors() if t.uop in nodes]
+    for t, g in zip(leaves, gradients(graph, [t.uop for t in leaves], adjoint)):
+        if g is None:
+            g = const(0.0, t.dtype, t.shape)
+        grad = wrap(g, t.device)
+        t.grad = grad if t.grad is None else t.grad + grad
+
+
+class no_grad:
+    """Within `with no_grad():` (or a function decorated with `@no_grad()`), results do not
+    require gradients and gradients do not flow through them."""
+
+    def __init__(self, fn: Callable | None = None):
+        self._fn = fn
+        if fn is not None:
+            functools.update_wrapper(self, fn)
+
+    def __enter__(self) -> no_grad:
+        _tensor.grad_mode.disabled += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _tensor.grad_mode.disabled -= 1
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._fn is None:   # used as @no_grad(): decorate the function
+            return no_grad(args[0])
+        with no_grad():
+            return self._fn(*args, **kwargs)
+
+
+def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Tensor, Any]]:
+    """f's value and its gradient with respect to the arguments `argnums` (one Tensor, or a tuple
+    for a sequence). f must return a floating-point tensor of one element."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def wrapper(*args: Any, **kwargs: Any) -> tuple[Tensor, Any]:
+        marked, markers = list(args), []
+        for i in nums:
+            t = as_tensor(args[i])
+            if not t.dtype.is_inexact:
+                raise TypeError(f"grad: argument {i} has dtype {t.dtype}; gradients need floating-point inputs")
+            m = UOp(Ops.NOOP, t.dtype, (t.uop,), ("grad input", next(_markers)))
+            markers.append(m)
+            marked[i] = wrap(m, t.device)
+        out = f(*marked, **kwargs)
+        if not isinstance(out, Tensor) or out.size != 1 or not out.dtype.is_inexact:
+            raise ValueError("grad: the function must return a floating-point tensor of one element, got "
+                             + (f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, Tensor) else type(out).__name__))
+        grads = gradients(out.uop, markers, const(1.0, out.dtype, out.shape))
+        results = [wrap(g if g is not None else const(0.0, m.dtype, m.shape), out.device) for g, m in zip(grads, markers)]
+        return out, results[0] if isinstance(argnums, int) else tuple(results)
+    return wrapper
+
+
+def grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The function computing f's gradient with respect to the arguments `argnums`."""
+    vg = value_and_grad(f, argnums)
+    return functools.wraps(f)(lambda *args, **kwargs: vg(*args, **kwargs)[1])
+
+
+Tensor.backward = backward
