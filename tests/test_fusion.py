@@ -51,3 +51,10 @@ def test_already_realized_inputs_cost_no_kernel():
 def test_size_zero_values_need_no_kernel():
     assert kernels(xp.ones((0, 3)) * 2) == 0
     assert (xp.ones((0, 3)) * 2).numpy().shape == (0, 3)
+
+
+def test_padded_reads_are_not_miscompiled():
+    # gcc 12 -O3 -march=native if-converted a load under a condition into zeros (roll by 4 of 12)
+    a = np.arange(12, dtype=np.int32).reshape(4, 3)
+    for shift in range(-13, 14):
+        assert_close(xp.roll(xp.asarray(a), shift), np.roll(a, shift))

@@ -236,11 +236,17 @@ class CRenderer:
             elif op in (Ops.SINK, Ops.NOOP):
                 continue
             else:
+                if op is Ops.LOAD and not u.src[0].src[-1].is_const(True):
+                    # a gated load reads a clamped address unconditionally, then selects: no load
+                    # under a condition, which gcc 12's loop if-conversion miscompiles at -O3
+                    # -march=native (a padded read came out as zeros)
+                    ix, gate = u.src[0], ref(u.src[0].src[-1])
+                    loaded = fresh("val")
+                    emit(f"const {c_type(u.dtype)} {loaded} = {ref(ix.src[0])}[{gate} ? {ref(ix.src[1])} : 0];")
+                    names[u] = f"({gate} ? {loaded} : {c_literal(0, u.dtype)})"
+                    continue
                 if op is Ops.LOAD:
-                    ix = u.src[0]
-                    gate = ix.src[-1]
-                    expr = names[ix] if gate.is_const(True) else \
-                        f"({ref(gate)} ? {names[ix]} : {c_literal(0, u.dtype)})"
+                    expr = names[u.src[0]]
                 else:
                     expr = self.alu(u, [ref(s) for s in u.src])
                 us = users[u]
