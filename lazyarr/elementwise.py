@@ -242,12 +242,13 @@ def nextafter(x1: Any, x2: Any, /) -> Tensor:
 
 
 def logaddexp(x1: Any, x2: Any, /) -> Tensor:
+    """log(exp(x1) + exp(x2)) without overflow: max(a, b) + log1p(exp(-|a - b|)); equal infinities
+    give themselves. Differentiable at a == b (each side gets half), as the composition shows."""
     def build(a: UOp, b: UOp) -> UOp:
-        diff = alu(Ops.SUB, a, b)
-        bigger = alu(Ops.ADD, a, alu(Ops.LOG1P, alu(Ops.EXP, alu(Ops.NEG, diff))))
-        smaller = alu(Ops.ADD, b, alu(Ops.LOG1P, alu(Ops.EXP, diff)))
-        out = alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, diff), bigger, alu(Ops.WHERE, alu(Ops.CMPLE, diff, 0.0), smaller, diff))
-        return alu(Ops.WHERE, alu(Ops.CMPEQ, a, b), alu(Ops.ADD, a, math.log(2.0)), out)
+        m = alu(Ops.MAX, a, b)
+        out = alu(Ops.ADD, m, alu(Ops.LOG1P, alu(Ops.EXP, alu(Ops.NEG, alu(Ops.ABS, alu(Ops.SUB, a, b))))))
+        same_infinity = alu(Ops.AND, alu(Ops.CMPEQ, a, b), alu(Ops.CMPEQ, alu(Ops.ABS, a), math.inf))
+        return alu(Ops.WHERE, same_infinity, a, out)
     return _binary("logaddexp", x1, x2, build, to_float=True)
 
 

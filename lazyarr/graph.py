@@ -24,13 +24,8 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
 
 def reshape_uop(u: UOp, shape: Shape) -> UOp:
     shape = tuple(shape)
-    if u.shape == shape:
-        return u
-    if u.op is Ops.RESHAPE:  # a reshape of a reshape is one reshape
-        u = u.src[0]
-        if u.shape == shape:
-            return u
-    return UOp(Ops.RESHAPE, u.dtype, (u,), shape)
+    # a reshape of a reshape stays two nodes: the inner one may be a tensor that gradients target
+    return u if u.shape == shape else UOp(Ops.RESHAPE, u.dtype, (u,), shape)
 
 
 def expand_uop(u: UOp, shape: Shape) -> UOp:
@@ -107,13 +102,19 @@ def _cast_value(v: Any, dtype: DType) -> Any:
 
 
 def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
-    """A tensor-level ALU node of sources of one shape; Python scalars among them become constants
-    of that shape, of the dtype of the (value) sources. Comparisons are bool."""
+    """A tensor-level ALU node of sources of one shape. Python scalars among them become constants
+    of that shape and of the value sources' dtype (or `dtype` when every value is a scalar, as in
+    where(c, 1.0, 0.0)). Comparisons are bool."""
     shaped = [s for s in srcs if isinstance(s, UOp)]
     values = [s for s in (srcs[1:] if op is Ops.WHERE else srcs) if isinstance(s, UOp)]
-    shape, value_dtype = shaped[0].shape, (values[0] if values else shaped[0]).dtype
-    full = [s if isinstance(s, UOp) else const(s, dtypes.bool_ if op is Ops.WHERE and i == 0 else value_dtype,
-                                                   shape) for i, s in enumerate(srcs)]
+    if values:
+        value_dtype = values[0].dtype
+    else:
+        assert dtype is not None, "alu: give the dtype when every value is a Python scalar"
+        value_dtype = dtype
+    shape = shaped[0].shape
+    full = [s if isinstance(s, UOp) else const(s, dtypes.bool_ if op is Ops.WHERE and i == 0 else value_dtype, shape)
+            for i, s in enumerate(srcs)]
     if dtype is None:
         dtype = dtypes.bool_ if op in GroupOp.Comparison else value_dtype
     return UOp(op, dtype, tuple(full))

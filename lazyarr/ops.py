@@ -106,13 +106,13 @@ def _other(y: UOp, i: int) -> UOp:
 
 
 def _sign(x: UOp) -> UOp:
-    return alu(Ops.WHERE, alu(Ops.CMPLT, 0, x), 1, alu(Ops.WHERE, alu(Ops.CMPLT, x, 0), -1, 0))
+    return alu(Ops.WHERE, alu(Ops.CMPLT, 0, x), 1, alu(Ops.WHERE, alu(Ops.CMPLT, x, 0), -1, 0, dtype=x.dtype))
 
 
 def _minmax_share(y: UOp, i: int, g: UOp) -> UOp:
     """maximum/minimum: the chosen input gets the adjoint; at a tie each gets half."""
     x, other = y.src[i], y.src[1 - i]
-    picked = alu(Ops.WHERE, alu(Ops.CMPEQ, x, other), 0.5, alu(Ops.WHERE, alu(Ops.CMPEQ, x, y), 1, 0))
+    picked = alu(Ops.WHERE, alu(Ops.CMPEQ, x, other), 0.5, alu(Ops.WHERE, alu(Ops.CMPEQ, x, y), 1, 0, dtype=x.dtype))
     return alu(Ops.MUL, g, picked)
 
 
@@ -176,7 +176,7 @@ ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
                                                            alu(Ops.ADD, alu(Ops.MUL, y.src[0], y.src[0]), alu(Ops.MUL, y.src[1], y.src[1])))),
     Elementwise(Ops.HYPOT, None, None, lambda y, i, g: alu(Ops.MUL, g, alu(Ops.FDIV, y.src[i], y))),
     Elementwise(Ops.COPYSIGN, None, None,
-                lambda y, i, g: None if i else alu(Ops.MUL, g, alu(Ops.WHERE, alu(Ops.CMPEQ, y, y.src[0]), 1, -1))),
+                lambda y, i, g: None if i else alu(Ops.MUL, g, alu(Ops.WHERE, alu(Ops.CMPEQ, y, y.src[0]), 1, -1, dtype=g.dtype))),
     Elementwise(Ops.NEXTAFTER),
     Elementwise(Ops.FMOD, None, None, lambda y, i, g: g if i == 0 else
                 alu(Ops.NEG, alu(Ops.MUL, g, alu(Ops.TRUNC, alu(Ops.FDIV, y.src[0], y.src[1]))))),

@@ -58,3 +58,12 @@ def test_padded_reads_are_not_miscompiled():
     a = np.arange(12, dtype=np.int32).reshape(4, 3)
     for shift in range(-13, 14):
         assert_close(xp.roll(xp.asarray(a), shift), np.roll(a, shift))
+
+
+def test_selected_loads_are_not_miscompiled():
+    # gcc 12 -O3 -march=native turned where(c, 0, w[i]) with w's load inside the ternary into
+    # zeros on every other element; loads are now statements of their own
+    b = np.array([0.0, 2, 2, 2, 2, 2] * 5)
+    w = np.linspace(0.5, 1.5, b.size)
+    got = xp.where(xp.asarray(b) < 1.0, 0.0, xp.asarray(w)) * xp.asarray(b)
+    assert_close(got, np.where(b < 1.0, 0.0, w) * b)

@@ -238,8 +238,7 @@ class CRenderer:
             else:
                 if op is Ops.LOAD and not u.src[0].src[-1].is_const(True):
                     # a gated load reads a clamped address unconditionally, then selects: no load
-                    # under a condition, which gcc 12's loop if-conversion miscompiles at -O3
-                    # -march=native (a padded read came out as zeros)
+                    # under a condition (see below)
                     ix, gate = u.src[0], ref(u.src[0].src[-1])
                     loaded = fresh("val")
                     emit(f"const {c_type(u.dtype)} {loaded} = {ref(ix.src[0])}[{gate} ? {ref(ix.src[1])} : 0];")
@@ -250,8 +249,10 @@ class CRenderer:
                 else:
                     expr = self.alu(u, [ref(s) for s in u.src])
                 us = users[u]
-                if len(us) == 1 and us[0].src.count(u) == 1 and us[0].ranges == u.ranges and \
-                        us[0].op not in (Ops.RANGE,):
+                # loads always get a statement of their own: a load inlined into a branch of a
+                # ternary is a conditional load, which gcc 12 -O3 -march=native miscompiles
+                if op is not Ops.LOAD and len(us) == 1 and us[0].src.count(u) == 1 and \
+                        us[0].ranges == u.ranges and us[0].op is not Ops.RANGE:
                     names[u] = expr
                 else:
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")

@@ -36,11 +36,16 @@ def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
 
 
 def is_buffer_view(u: UOp) -> bool:
-    return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+    """Whether u is a buffer's elements in order: the BUFFER under reshapes only."""
+    while u.op is Ops.RESHAPE:
+        u = u.src[0]
+    return u.op is Ops.BUFFER
 
 
 def view_buffer(u: UOp) -> Buffer:
-    return (u if u.op is Ops.BUFFER else u.src[0]).arg
+    while u.op is Ops.RESHAPE:
+        u = u.src[0]
+    return u.arg
 
 
 @dataclass
