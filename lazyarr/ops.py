@@ -162,6 +162,7 @@ ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
     _unary(Ops.ASINH, None, lambda x, y: _rsqrt_of(alu(Ops.ADD, alu(Ops.MUL, x, x), 1))),
     _unary(Ops.ACOSH, None, lambda x, y: _rsqrt_of(alu(Ops.SUB, alu(Ops.MUL, x, x), 1))),
     _unary(Ops.ATANH, None, lambda x, y: alu(Ops.RECIP, alu(Ops.SUB, 1, alu(Ops.MUL, x, x)))),
+    _unary(Ops.ERF, None, lambda x, y: alu(Ops.MUL, alu(Ops.EXP, alu(Ops.NEG, alu(Ops.MUL, x, x))), 2 / math.sqrt(math.pi))),
     _zero_grad(Ops.FLOOR), _zero_grad(Ops.CEIL), _zero_grad(Ops.TRUNC), _zero_grad(Ops.RINT),
     Elementwise(Ops.ADD, operator.add, operator.add, lambda y, i, g: g),
     Elementwise(Ops.SUB, operator.sub, operator.sub, lambda y, i, g: g if i == 0 else alu(Ops.NEG, g)),

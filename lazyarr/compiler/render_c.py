@@ -27,7 +27,7 @@ MATH_FUNCTIONS = {Ops.SQRT: "sqrt", Ops.EXP: "exp", Ops.EXP2: "exp2", Ops.EXPM1:
                   Ops.TAN: "tan", Ops.ASIN: "asin", Ops.ACOS: "acos", Ops.ATAN: "atan", Ops.SINH: "sinh",
                   Ops.COSH: "cosh", Ops.TANH: "tanh", Ops.ASINH: "asinh", Ops.ACOSH: "acosh",
                   Ops.ATANH: "atanh", Ops.FLOOR: "floor", Ops.CEIL: "ceil", Ops.TRUNC: "trunc",
-                  Ops.RINT: "rint", Ops.ABS: "fabs", Ops.POW: "pow", Ops.ATAN2: "atan2", Ops.HYPOT: "hypot",
+                  Ops.RINT: "rint", Ops.ERF: "erf", Ops.ABS: "fabs", Ops.POW: "pow", Ops.ATAN2: "atan2", Ops.HYPOT: "hypot",
                   Ops.COPYSIGN: "copysign", Ops.NEXTAFTER: "nextafter", Ops.FMOD: "fmod"}
 INFIX = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.CMPLT: "<", Ops.CMPLE: "<=",
          Ops.CMPEQ: "==", Ops.CMPNE: "!=", Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^"}

@@ -34,7 +34,7 @@ class Ops(Enum):
     EXP = auto(); EXP2 = auto(); EXPM1 = auto(); LOG = auto(); LOG2 = auto(); LOG10 = auto()
     LOG1P = auto(); SIN = auto(); COS = auto(); TAN = auto(); ASIN = auto(); ACOS = auto()
     ATAN = auto(); SINH = auto(); COSH = auto(); TANH = auto(); ASINH = auto(); ACOSH = auto()
-    ATANH = auto(); FLOOR = auto(); CEIL = auto(); TRUNC = auto(); RINT = auto()
+    ATANH = auto(); FLOOR = auto(); CEIL = auto(); TRUNC = auto(); RINT = auto(); ERF = auto()
     # binary ALU
     ADD = auto(); SUB = auto(); MUL = auto(); FDIV = auto(); IDIV = auto(); MOD = auto()
     MAX = auto(); MIN = auto(); POW = auto(); ATAN2 = auto(); HYPOT = auto(); COPYSIGN = auto()
@@ -69,7 +69,7 @@ class GroupOp:
     Unary = frozenset({Ops.NEG, Ops.NOT, Ops.ABS, Ops.SQRT, Ops.RECIP, Ops.EXP, Ops.EXP2, Ops.EXPM1,
                        Ops.LOG, Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN, Ops.ASIN,
                        Ops.ACOS, Ops.ATAN, Ops.SINH, Ops.COSH, Ops.TANH, Ops.ASINH, Ops.ACOSH,
-                       Ops.ATANH, Ops.FLOOR, Ops.CEIL, Ops.TRUNC, Ops.RINT})
+                       Ops.ATANH, Ops.FLOOR, Ops.CEIL, Ops.TRUNC, Ops.RINT, Ops.ERF})
     Binary = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.MIN,
                         Ops.POW, Ops.ATAN2, Ops.HYPOT, Ops.COPYSIGN, Ops.NEXTAFTER, Ops.FMOD,
                         Ops.CMPLT, Ops.CMPLE, Ops.CMPEQ, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR,
