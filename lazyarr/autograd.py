@@ -76,7 +76,7 @@ def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp) -> list[UOp 
 def backward(self: Tensor, gradient: Any = None) -> None:
     """Accumulate d(self)/d(leaf) into `.grad` of every leaf tensor that requires gradients.
     `gradient` (the adjoint of self) may be omitted only for a tensor of one element."""
-    graph = self._graph
+    graph = self.uop
     if not self.dtype.is_inexact:
         raise TypeError(f"backward() needs a floating-point tensor, not {self.dtype}: gradients do not flow "
                         f"through integer or boolean values")

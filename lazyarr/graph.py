@@ -132,3 +132,10 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
                              + " ".join(f"({','.join(map(str, s))}{',' if len(s) == 1 else ''})" for s in shapes))
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
+
+
+def gather_uop(x: UOp, indices: Sequence[UOp]) -> UOp:
+    """x at data-dependent positions: one integer index array per axis of x, all of one shape
+    (the result's). The caller has checked that the indices are in range."""
+    assert len(indices) == len(x.shape) and all(i.shape == indices[0].shape for i in indices)
+    return UOp(Ops.GATHER, x.dtype, (x, *indices))

@@ -253,6 +253,38 @@ class ReduceAxis(OpDef):
         return tuple(1 if i in axes else s for i, s in enumerate(u.src[0].shape))
 
 
+def _gather_grad(y: UOp, i: int, g: UOp) -> UOp | None:
+    """d/dx of a gather is a scatter-add of the adjoint, written as a reduction over the output:
+    dx[j] = Σ_out g[out]·[index(out) = j] (a one-hot product, as tinygrad's gather gradient)."""
+    if i != 0:
+        return None
+    x, idx = y.src[0], y.src[1:]
+    out_nd, x_nd = len(y.shape), len(x.shape)
+    full = y.shape + x.shape
+    hit = None
+    for axis, ix in enumerate(idx):
+        # ix over the output axes, compared with the position along x's axis
+        ix_full = expand_uop(reshape_uop(ix, y.shape + (1,) * x_nd), full)
+        pos_shape = tuple(n if a == axis else 1 for a, n in enumerate(x.shape))
+        pos = expand_uop(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), x.shape[axis]), ix.dtype),
+                                     (1,) * out_nd + pos_shape), full)
+        eq = alu(Ops.CMPEQ, ix_full, pos)
+        hit = eq if hit is None else alu(Ops.AND, hit, eq)
+    g_full = expand_uop(reshape_uop(g, y.shape + (1,) * x_nd), full)
+    picked = alu(Ops.WHERE, hit, g_full, 0)
+    summed = UOp(Ops.REDUCE_AXIS, g.dtype, (picked,), (Ops.ADD, tuple(range(out_nd))))
+    return reshape_uop(summed, x.shape)
+
+
+class Gather(OpDef):
+    """GATHER(x, i_0, ..., i_{n-1}): the shape of the index arrays (already broadcast together)."""
+    op = Ops.GATHER
+    grad = staticmethod(_gather_grad)
+
+    def shape(self, u: UOp) -> tuple[int, ...]:
+        return u.src[1].shape if len(u.src) > 1 else ()
+
+
 class Movement(OpDef):
     def __init__(self, op: Ops, shape: Callable[[tuple[int, ...], Any], tuple[int, ...]], grad: Gradient):
         self.op, self._shape, self.grad = op, shape, grad
@@ -291,6 +323,7 @@ OP_DEFS: dict[Ops, OpDef] = {
     Ops.NOOP: Passthrough(Ops.NOOP, lambda y, i, g: g),   # a marker (functional grad's inputs)
     Ops.BITCAST: Bitcast(),
     Ops.REDUCE_AXIS: ReduceAxis(),
+    Ops.GATHER: Gather(),
 }
 
 

@@ -45,13 +45,13 @@ def grad_leaf_nodes() -> set[UOp]:
 
 class Tensor:
     """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
-    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_ctx", "__weakref__")
+    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False):
         from lazyarr.creation import asarray
         t = asarray(data, dtype=dtype, device=device)
-        self._uop, self.device, self._leaf_grad, self.grad, self._ctx = t.uop, t.device, False, None, None
+        self._uop, self.device, self._leaf_grad, self.grad = t.uop, t.device, False, None
         if requires_grad:
             self.requires_grad_()
 
@@ -62,7 +62,7 @@ class Tensor:
             if graph_requires_grad(uop):
                 uop = UOp(Ops.DETACH, uop.dtype, (uop,))
         t = object.__new__(cls)
-        t._uop, t.device, t._leaf_grad, t.grad, t._ctx = uop, device, False, None, None
+        t._uop, t.device, t._leaf_grad, t.grad = uop, device, False, None
         return t
 
     @property
@@ -76,16 +76,11 @@ class Tensor:
 
     # ---- gradients ---------------------------------------------------------------------------
     @property
-    def _graph(self) -> UOp:
-        """The node gradients flow through: the computation, even after realization."""
-        return self._ctx if self._ctx is not None else self._uop
-
-    @property
     def requires_grad(self) -> bool:
         if self._leaf_grad:
             return True
         from lazyarr.autograd import graph_requires_grad
-        return graph_requires_grad(self._graph)
+        return graph_requires_grad(self._uop)
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -153,13 +148,13 @@ class Tensor:
 
     @property
     def is_realized(self) -> bool:
-        from lazyarr.compiler.schedule import is_buffer_view
-        return is_buffer_view(self.uop)
+        from lazyarr.compiler.schedule import is_buffer_view, realized
+        return is_buffer_view(self.uop) or self.uop in realized
 
     def _buffer(self) -> Buffer:
-        from lazyarr.compiler.schedule import view_buffer
+        from lazyarr.compiler.schedule import is_buffer_view, realized, view_buffer
         self.realize()
-        return view_buffer(self.uop)
+        return view_buffer(self.uop if is_buffer_view(self.uop) else realized[self.uop])
 
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array: a read-only view of the buffer on the CPU."""
@@ -249,20 +244,21 @@ class Tensor:
     def __setstate__(self, state):
         from lazyarr.creation import asarray
         t = asarray(np.array(state["data"]), device=state["device"])
-        self._uop, self.device, self._leaf_grad, self.grad, self._ctx = t.uop, t.device, False, None, None
+        self._uop, self.device, self._leaf_grad, self.grad = t.uop, t.device, False, None
 
 
 def realize(*tensors: Tensor) -> None:
     """Compute several tensors in one schedule, so shared work runs once."""
-    from lazyarr.compiler.schedule import is_buffer_view, realize_all
-    todo = [t for t in tensors if not is_buffer_view(t.uop)]
+    from lazyarr.compiler.schedule import is_buffer_view, realize_all, realized
+    todo = [t for t in tensors if not is_buffer_view(t.uop) and t.uop not in realized]
     if not todo:
         return
     views = realize_all([(t.uop, t.device) for t in todo])
     for t in todo:
-        if t._ctx is None and not t._leaf_grad and t.requires_grad:
-            t._ctx = t._uop   # backward() still needs the computation after the value is known
-        t.uop = views[t.uop]
+        # a tensor that gradients flow through keeps its computation (its value is found through
+        # `realized`); any other drops it, freeing the graph
+        if t._leaf_grad or not t.requires_grad:
+            t.uop = views[t.uop]
 
 
 # ---- graph-building helpers used by the namespace modules ------------------------------------

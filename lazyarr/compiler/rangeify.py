@@ -11,6 +11,8 @@ with an INDEX node. Rules then push every INDEX from the root towards the leaves
   (`valid ? value : 0`), the condition also guarding every load below it;
 - into a reduction over axes: the reduced axes get new RANGEs of their own and the value becomes
   a REDUCE over them;
+- through a gather: the index arrays are read at the indices, and what they hold indexes the
+  gathered array (data-dependent indices; their range is checked when the gather is built);
 - at the leaves: a constant is itself, IOTA is its index, and a buffer becomes a LOAD from a
   kernel argument (DEFINE_GLOBAL) at the row-major linear index, under the gate.
 The output is a STORE into argument 0 at the output's linear index, closed by an END of the
@@ -159,6 +161,14 @@ def push_elementwise(ix: UOp, u: UOp) -> UOp:
     return u.replace(src=tuple(index(s, idxs, gate) for s in u.src))
 
 
+def push_gather(ix: UOp, gather: UOp) -> UOp:
+    """The value of a gather at idxs: x at the indices the index arrays hold at idxs."""
+    idxs, gate = ix.src[1:-1], ix.src[-1]
+    picked = [UOp(Ops.CAST, dtypes.index, (index(i, idxs, gate),)) if i.dtype is not dtypes.index
+              else index(i, idxs, gate) for i in gather.src[1:]]
+    return index(gather.src[0], picked, gate)
+
+
 def load_buffer(ctx: RangeifyContext, ix: UOp, buf: UOp) -> UOp:
     g = ctx.global_for(buf.arg)
     return UOp(Ops.LOAD, buf.dtype, (UOp(Ops.INDEX, g.dtype, (g, ix.src[1], ix.src[-1])),))
@@ -170,6 +180,7 @@ pm_rangeify = PatternMatcher([
     (P(Ops.INDEX, src=(P(GroupOp.Elementwise, name="u"),), allow_any_len=True, name="ix"), push_elementwise),
     (P(Ops.INDEX, src=(P((Ops.DETACH, Ops.NOOP), name="d"),), allow_any_len=True, name="ix"),
      lambda ix, d: index(d.src[0], ix.src[1:-1], ix.src[-1])),
+    (P(Ops.INDEX, src=(P(Ops.GATHER, name="gather"),), allow_any_len=True, name="ix"), push_gather),
     (P(Ops.INDEX, src=(P(Ops.CONST, name="c"),), allow_any_len=True), lambda c: c),
     (P(Ops.INDEX, src=(P(Ops.IOTA),), allow_any_len=True, name="ix"), lambda ix: ix.src[1]),
     (P(Ops.INDEX, src=(P(Ops.BUFFER, name="buf"),), allow_any_len=True, name="ix"), load_buffer),

@@ -170,6 +170,6 @@ def realize_all(outputs: list[tuple[UOp, Device]]) -> dict[UOp, UOp]:
     from lazyarr.runtime.executor import run
     sched = create_schedule(outputs)
     run(sched.items)
-    for p, v in sched.buffers.items():
+    for p, v in list(sched.buffers.items()) + list(sched.views.items()):
         realized[p] = v
     return sched.views

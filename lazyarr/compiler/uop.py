@@ -51,6 +51,8 @@ class Ops(Enum):
     RESHAPE = auto(); PERMUTE = auto(); EXPAND = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()
     # realization and markers
     CONTIGUOUS = auto(); COPY = auto(); DETACH = auto()
+    # gather: src (x, i_0, ..., i_{n-1}), the value at out is x[i_0[out], ..., i_{n-1}[out]]
+    GATHER = auto()
     # rangeify
     INDEX = auto(); REDUCE = auto()
     # kernel level

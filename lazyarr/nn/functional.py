@@ -1,0 +1,101 @@
+"""A small set of neural-network functions, as compositions of array functions (so their
+gradients come from the primitives' local gradients)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lazyarr import dtypes
+from lazyarr import elementwise as ew
+from lazyarr import statistics as st
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.creation import arange
+from lazyarr.graph import alu
+from lazyarr.tensor import Tensor, as_tensor, wrap
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0); the gradient at 0 is 0, as PyTorch's."""
+    x = as_tensor(x)
+    return ew.where(x > 0, x, 0.0)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """x·Φ(x) with the exact normal CDF (erf), or its tanh approximation (approximate="tanh")."""
+    x = as_tensor(x)
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)
+        return x * 0.5 * (ew.tanh(inner) + 1)
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return x * 0.5 * (wrap(alu(Ops.ERF, (x * (1 / math.sqrt(2))).uop), x.device) + 1)
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """exp(x) / sum(exp(x)) along `axis`, computed as exp(x - max) for range."""
+    x = as_tensor(x)
+    e = ew.exp(x - st.max(x, axis=axis, keepdims=True).detach())
+    return e / st.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """x - logsumexp(x) along `axis`."""
+    x = as_tensor(x)
+    shifted = x - st.max(x, axis=axis, keepdims=True).detach()
+    return shifted - ew.log(st.sum(ew.exp(shifted), axis=axis, keepdims=True))
+
+
+def one_hot(labels: Tensor, num_classes: int) -> Tensor:
+    """An int64 array with a 1 at each label's position along a new last axis."""
+    labels = as_tensor(labels)
+    if not labels.dtype.is_int:
+        raise TypeError(f"one_hot: labels must be integers, not {labels.dtype}")
+    return (labels[..., None] == arange(num_classes, device=labels.device)).astype(dtypes.int64)
+
+
+def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """The cross entropy of logits (N, C) against class indices (N,) or class probabilities (N, C)."""
+    logits, target = as_tensor(logits), as_tensor(target)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    n_classes = logits.shape[-1]
+    if target.dtype.is_int:
+        if target.shape != logits.shape[:-1]:
+            raise ValueError(f"cross_entropy: target of shape {target.shape} does not match logits {logits.shape}")
+        probs = one_hot(target, n_classes).astype(logits.dtype)
+    else:
+        if target.shape != logits.shape:
+            raise ValueError(f"cross_entropy: probabilities of shape {target.shape} do not match logits {logits.shape}")
+        probs = target
+    if label_smoothing:
+        probs = probs * (1 - label_smoothing) + label_smoothing / n_classes
+    loss = -st.sum(probs * log_softmax(logits, axis=-1), axis=-1)
+    return st.mean(loss) if reduction == "mean" else st.sum(loss) if reduction == "sum" else loss
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1-p) (when training)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    x = as_tensor(x)
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0.0
+    from lazyarr import random
+    keep = random.uniform(shape=x.shape, dtype=x.dtype if x.dtype.is_float else None, device=x.device) >= p
+    return ew.where(keep, x * (1 / (1 - p)), 0.0)
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """x @ weight.T + bias, weight of shape (out_features, in_features)."""
+    from lazyarr.linalg import matmul
+    out = matmul(as_tensor(x), as_tensor(weight).mT)
+    return out if bias is None else out + bias
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """The squared error, averaged (or summed, or per element)."""
+    d = as_tensor(input) - as_tensor(target)
+    sq = d * d
+    return st.mean(sq) if reduction == "mean" else st.sum(sq) if reduction == "sum" else sq

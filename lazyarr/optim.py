@@ -1,0 +1,101 @@
+"""Optimizers: SGD (momentum, Nesterov, weight decay), Adam and AdamW, as in PyTorch.
+
+`step()` computes every parameter's update (and the optimizer's state) under no_grad and realizes
+them together in one schedule, so an update is a few fused kernels and the previous step's graph
+is not kept alive. `zero_grad()` clears the gradients.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from lazyarr.autograd import no_grad
+from lazyarr.creation import asarray, zeros_like
+from lazyarr.elementwise import sqrt
+from lazyarr.tensor import Tensor, realize
+
+
+class Optimizer:
+    def __init__(self, params: Iterable[Tensor], lr: float):
+        self.params = list(params)
+        if not self.params:
+            raise ValueError("optimizer got an empty parameter list")
+        for p in self.params:
+            if not isinstance(p, Tensor) or not p.is_leaf or not p.requires_grad:
+                raise ValueError("optimizer parameters must be leaf tensors with requires_grad=True")
+        if lr < 0:
+            raise ValueError(f"invalid learning rate: {lr}")
+        self.lr = lr
+        self.steps = 0
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None if set_to_none or p.grad is None else zeros_like(p)
+
+    def step(self) -> None:
+        self.steps += 1
+        with no_grad():
+            state = [t for p in self.params if p.grad is not None for t in self._update(p, p.grad)]
+        realize(*(p for p in self.params if p.grad is not None), *state)
+
+    def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
+        """Rebind p to its updated value; return the state tensors that changed."""
+        raise NotImplementedError
+
+
+class SGD(Optimizer):
+    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False):
+        super().__init__(params, lr)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum needs a momentum and zero dampening")
+        self.momentum, self.dampening, self.weight_decay, self.nesterov = momentum, dampening, weight_decay, nesterov
+        self.buffers: dict[int, Tensor] = {}
+
+    def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
+        if self.weight_decay:
+            g = g + p * self.weight_decay
+        state = []
+        if self.momentum:
+            buf = self.buffers.get(id(p))
+            buf = g if buf is None else buf * self.momentum + g * (1 - self.dampening)
+            self.buffers[id(p)] = buf
+            state.append(buf)
+            g = g + buf * self.momentum if self.nesterov else buf
+        p.uop = (p - g * self.lr).uop
+        return state
+
+
+class Adam(Optimizer):
+    """Adam; with `decoupled=True` (AdamW) the weight decay shrinks the parameters directly."""
+
+    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, decoupled: bool = False):
+        super().__init__(params, lr)
+        if not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
+            raise ValueError(f"invalid betas: {betas}")
+        self.betas, self.eps, self.weight_decay, self.decoupled = betas, eps, weight_decay, decoupled
+        self.m: dict[int, Tensor] = {}
+        self.v: dict[int, Tensor] = {}
+
+    def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
+        b1, b2 = self.betas
+        if self.weight_decay and not self.decoupled:
+            g = g + p * self.weight_decay
+        m = self.m.get(id(p))
+        v = self.v.get(id(p))
+        m = g * (1 - b1) if m is None else m * b1 + g * (1 - b1)
+        v = g * g * (1 - b2) if v is None else v * b2 + g * g * (1 - b2)
+        self.m[id(p)], self.v[id(p)] = m, v
+        # the bias corrections change every step: they reach the kernel as data, not as constants,
+        # so that the update compiles once
+        scales = asarray([self.lr / (1 - b1 ** self.steps), 1 / (1 - b2 ** self.steps)], dtype=p.dtype,
+                         device=p.device)
+        new = p * (1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else p
+        p.uop = (new - m * scales[0] / (sqrt(v * scales[1]) + self.eps)).uop
+        return [m, v]
+
+
+class AdamW(Adam):
+    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2):
+        super().__init__(params, lr, betas, eps, weight_decay, decoupled=True)
