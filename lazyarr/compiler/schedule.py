@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from lazyarr import dtypes
 from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.rangeify import rangeify
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, _arg_key
+from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device
 
 # computed node → the view of the buffer holding its value
@@ -118,9 +119,74 @@ class Schedule:
     buffers: dict[UOp, UOp]     # every realize point → its view, recorded once the kernels ran
 
 
+# A schedule cache entry: the kernels of a graph structure with its input buffers as parameters.
+# A buffer reference is ("in", i): the i-th input buffer of the graph, or ("new", j): the j-th new
+# buffer, of size, dtype and device `new[j]`.
+@dataclass(frozen=True)
+class CachedSchedule:
+    new: tuple[tuple[int, DType, Device], ...]
+    kernels: tuple[tuple[UOp, tuple[tuple[str, int], ...], Device], ...]
+    outputs: tuple[tuple[tuple[str, int], tuple[int, ...]], ...]
+
+
+_schedule_cache: dict[tuple, CachedSchedule] = {}
+
+
+def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer]]:
+    """A key equal for graphs that differ only in which buffers they read, and those buffers in
+    order of first appearance."""
+    index: dict[UOp, int] = {}
+    inputs: list[Buffer] = []
+    parts = []
+    for n in UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort():
+        if n.op is Ops.BUFFER:
+            parts.append(("B", n.dtype, n.arg.size, n.arg.device.name, len(inputs)))
+            inputs.append(n.arg)
+        else:
+            parts.append((n.op, n.dtype, _arg_key(n.arg), tuple(index[s] for s in n.src)))
+        index[n] = len(parts) - 1
+    return (tuple(parts), tuple(d.name for d in devices)), inputs
+
+
+def _instantiate(entry: CachedSchedule, inputs: list[Buffer], outputs: list[tuple[UOp, Device]]) -> Schedule:
+    new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
+
+    def buf(ref: tuple[str, int]) -> Buffer:
+        return inputs[ref[1]] if ref[0] == "in" else new[ref[1]]
+    items = [ScheduleItem(ast, [buf(r) for r in refs], device) for ast, refs, device in entry.kernels]
+    views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
+    return Schedule(items, views, {})
+
+
+def _record(sched: Schedule, inputs: list[Buffer], roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> CachedSchedule:
+    refs: dict[int, tuple[str, int]] = {id(b): ("in", i) for i, b in enumerate(inputs)}
+    new: list[tuple[int, DType, Device]] = []
+
+    def ref(b: Buffer) -> tuple[str, int]:
+        if id(b) not in refs:
+            refs[id(b)] = ("new", len(new))
+            new.append((b.size, b.dtype, b.device))
+        return refs[id(b)]
+    kernels = tuple((it.ast, tuple(ref(b) for b in it.buffers), it.device) for it in sched.items)
+    outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
+    return CachedSchedule(tuple(new), kernels, outs)
+
+
 def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
-    """The kernels that compute `outputs` (nodes with their devices), in dependency order."""
+    """The kernels that compute `outputs` (nodes with their devices), in dependency order. A graph
+    of the same structure as an earlier one, on other buffers, reuses its kernels (the schedule
+    cache) and skips fusion and rangeify."""
     roots = _resolve_realized([u for u, _ in outputs])
+    key, inputs = structure_key(roots, [d for _, d in outputs])
+    entry = _schedule_cache.get(key)
+    if entry is not None:
+        return _instantiate(entry, inputs, outputs)
+    sched = _build_schedule(roots, outputs)
+    _schedule_cache[key] = _record(sched, inputs, roots, outputs)
+    return sched
+
+
+def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
     device_of = {r: d for r, (_, d) in zip(roots, outputs)}
     points = find_realize_points(roots)
     views: dict[UOp, UOp] = {}
