@@ -121,44 +121,49 @@ class Schedule:
 
 # A schedule cache entry: the kernels of a graph structure with its input buffers as parameters.
 # A buffer reference is ("in", i): the i-th input buffer of the graph, or ("new", j): the j-th new
-# buffer, of size, dtype and device `new[j]`.
+# buffer, of size, dtype and device `new[j]`. `points` places each new buffer in the graph (the
+# position of its node in the structure's order), so that `realized` learns them as on a miss.
 @dataclass(frozen=True)
 class CachedSchedule:
     new: tuple[tuple[int, DType, Device], ...]
     kernels: tuple[tuple[UOp, tuple[tuple[str, int], ...], Device], ...]
     outputs: tuple[tuple[tuple[str, int], tuple[int, ...]], ...]
+    points: tuple[tuple[int, int], ...]    # (position in the structure's order, new buffer)
 
 
 _schedule_cache: dict[tuple, CachedSchedule] = {}
 
 
-def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer]]:
-    """A key equal for graphs that differ only in which buffers they read, and those buffers in
-    order of first appearance."""
+def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer], list[UOp]]:
+    """A key equal for graphs that differ only in which buffers they read, those buffers in order
+    of first appearance, and the graph's nodes in the order the key lists them."""
+    order = UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort()
     index: dict[UOp, int] = {}
     inputs: list[Buffer] = []
     parts = []
-    for n in UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort():
+    for n in order:
         if n.op is Ops.BUFFER:
             parts.append(("B", n.dtype, n.arg.size, n.arg.device.name, len(inputs)))
             inputs.append(n.arg)
         else:
             parts.append((n.op, n.dtype, _arg_key(n.arg), tuple(index[s] for s in n.src)))
         index[n] = len(parts) - 1
-    return (tuple(parts), tuple(d.name for d in devices)), inputs
+    return (tuple(parts), tuple(d.name for d in devices)), inputs, order
 
 
-def _instantiate(entry: CachedSchedule, inputs: list[Buffer], outputs: list[tuple[UOp, Device]]) -> Schedule:
+def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
+                 outputs: list[tuple[UOp, Device]]) -> Schedule:
     new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
 
     def buf(ref: tuple[str, int]) -> Buffer:
         return inputs[ref[1]] if ref[0] == "in" else new[ref[1]]
     items = [ScheduleItem(ast, [buf(r) for r in refs], device) for ast, refs, device in entry.kernels]
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
-    return Schedule(items, views, {})
+    points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
+    return Schedule(items, views, points)
 
 
-def _record(sched: Schedule, inputs: list[Buffer], roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> CachedSchedule:
+def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: list[tuple[UOp, Device]]) -> CachedSchedule:
     refs: dict[int, tuple[str, int]] = {id(b): ("in", i) for i, b in enumerate(inputs)}
     new: list[tuple[int, DType, Device]] = []
 
@@ -169,7 +174,9 @@ def _record(sched: Schedule, inputs: list[Buffer], roots: list[UOp], outputs: li
         return refs[id(b)]
     kernels = tuple((it.ast, tuple(ref(b) for b in it.buffers), it.device) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
-    return CachedSchedule(tuple(new), kernels, outs)
+    position = {u: i for i, u in enumerate(order)}
+    points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items())
+    return CachedSchedule(tuple(new), kernels, outs, points)
 
 
 def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
@@ -177,12 +184,12 @@ def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
     of the same structure as an earlier one, on other buffers, reuses its kernels (the schedule
     cache) and skips fusion and rangeify."""
     roots = _resolve_realized([u for u, _ in outputs])
-    key, inputs = structure_key(roots, [d for _, d in outputs])
+    key, inputs, order = structure_key(roots, [d for _, d in outputs])
     entry = _schedule_cache.get(key)
     if entry is not None:
-        return _instantiate(entry, inputs, outputs)
+        return _instantiate(entry, inputs, order, outputs)
     sched = _build_schedule(roots, outputs)
-    _schedule_cache[key] = _record(sched, inputs, roots, outputs)
+    _schedule_cache[key] = _record(sched, inputs, order, outputs)
     return sched
 
 
