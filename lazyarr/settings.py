@@ -7,6 +7,9 @@ LAZYARR_CACHE_DIR where the disk cache lives (default: $XDG_CACHE_HOME/lazyarr, 
                   ~/.cache/lazyarr), created private to the user.
 LAZYARR_DEVICE    the default device (default "cpu").
 LAZYARR_CC        the C compiler for the CPU device (default "gcc").
+LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
+                  decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
+                  unset: each renderer's default (measured in bench/transcendentals.py).
 """
 from __future__ import annotations
 
@@ -30,3 +33,4 @@ cache: bool = bool(_env_int("LAZYARR_CACHE", 1))
 cache_dir: str = os.environ.get("LAZYARR_CACHE_DIR") or _default_cache_dir()
 default_device: str = os.environ.get("LAZYARR_DEVICE", "cpu")
 cc: str = os.environ.get("LAZYARR_CC", "gcc")
+transcendentals: str | None = os.environ.get("LAZYARR_TRANSCENDENTALS") or None

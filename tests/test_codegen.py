@@ -5,7 +5,8 @@ import numpy as np
 from lazyarr import dtypes
 from lazyarr.compiler.control_flow import add_control_flow
 from lazyarr.compiler.final_rewrite import final_rewrite
-from lazyarr.compiler.linearize import cleanup_gated_stores, linearize
+from lazyarr.compiler.cleanup import cleanup_gated_stores
+from lazyarr.compiler.linearize import linearize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.rangeify import map_reshape, rangeify, reshape_groups
 from lazyarr.compiler.schedule import buffer_view

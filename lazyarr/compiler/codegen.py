@@ -3,13 +3,17 @@
   symbolic (16)        index arithmetic simplified with value bounds
   lower_reduce         REDUCE → accumulator, loop, read after
   symbolic (16)        again, over what lowering exposed
-  final_rewrite (19)   one END per range
+  pre_matcher (17)     the renderer's own rules (`renderer.pre_matcher`), if it has any
+  decompositions (18)  what the target lacks, rewritten into what it has (with symbolic_simple)
+  final_rewrite (19)   vector constants and CATs as VECTORIZE, GEPs resolved, one END per range
   control_flow (20)    explicit edges between loops
   linearize (21)       priority-aware topological order
   cleanup (22)         gated stores → IF/STORE/ENDIF where the target has no predicated stores
   render               the renderer's source text
 
-With LAZYARR_DEBUG=3 each stage prints its time and the graph after it.
+`transcendentals` ("native" or "approx") overrides `lazyarr.settings.transcendentals` and the
+renderer's default for stage 18. With LAZYARR_DEBUG=3 each stage prints its time and the graph
+after it.
 """
 from __future__ import annotations
 
@@ -18,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from lazyarr import settings
+from lazyarr.compiler.cleanup import cleanup
 from lazyarr.compiler.control_flow import add_control_flow
+from lazyarr.compiler.decompositions import Target, decompose
 from lazyarr.compiler.final_rewrite import final_rewrite
-from lazyarr.compiler.linearize import cleanup_gated_stores, linearize
+from lazyarr.compiler.linearize import linearize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.patterns import graph_rewrite
 from lazyarr.compiler.symbolic import symbolic
@@ -55,20 +61,29 @@ def _stage(name: str, fn: Callable[[UOp], UOp], sink: UOp) -> UOp:
     return out
 
 
-def generate(sink: UOp, renderer: Any, name: str | None = None) -> KernelSource:
+def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals: str | None = None) -> KernelSource:
     """Run the codegen stages on a rangeified kernel and render it."""
     name = name or kernel_name(sink)
+    target = Target.of(renderer, transcendentals)
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")
-    sink = _stage("symbolic", lambda s: graph_rewrite(s, symbolic), sink)
+    sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
     sink = _stage("lower_reduce", lower_reduce, sink)
-    sink = _stage("symbolic", lambda s: graph_rewrite(s, symbolic), sink)
-    sink = _stage("final_rewrite", final_rewrite, sink)
-    sink = _stage("control_flow", add_control_flow, sink)
+    sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
+    pre = getattr(renderer, "pre_matcher", None)
+    if pre is not None:
+        sink = _stage("pre_matcher (17)", lambda s: graph_rewrite(s, pre), sink)
+    sink = _stage("decompositions (18)", lambda s: decompose(s, target), sink)
+    sink = _stage("final_rewrite (19)", final_rewrite, sink)
+    sink = _stage("control_flow (20)", add_control_flow, sink)
     start = time.perf_counter()
     program = linearize(sink)
-    if not renderer.has_predicated_store:
-        program = cleanup_gated_stores(program)
     if settings.debug >= 3:
-        print(f"--- linearize: {(time.perf_counter() - start) * 1e3:.2f} ms, {len(program)} instructions")
+        print(f"--- linearize (21): {(time.perf_counter() - start) * 1e3:.2f} ms, {len(program)} instructions")
+    start = time.perf_counter()
+    program = cleanup(program, renderer)
+    if settings.debug >= 3:
+        print(f"--- cleanup (22): {(time.perf_counter() - start) * 1e3:.2f} ms, {len(program)} instructions")
+        for i, u in enumerate(program):
+            print(f"  {i:3d} {u.op.name:<14s} {u.dtype} {'' if u.arg is None else repr(u.arg)}")
     return KernelSource(name, renderer.render(name, program), tuple(program))

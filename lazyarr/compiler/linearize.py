@@ -8,15 +8,17 @@ inner loops); priority breaks ties: DEFINE_GLOBAL −20, DEFINE_VAR −19, DEFIN
 DEFINE_ACC −17 (registers), CONST −10, END −5, LOAD −1, STORE +1, RANGE +5, others 0; position
 (the node's place in a plain topological order) keeps the result deterministic.
 
-Stage 22, cleanup, then works on the list: a STORE through a gated INDEX becomes
-IF(gate) / STORE / ENDIF, for targets without predicated stores.
+The result respects every edge of the graph: a node comes after all of its sources, so
+definitions come first, loads come before their uses, a RANGE opens before the nodes inside it
+and its END closes after them, and (by priority) stores come as late as their loop allows. A
+graph with a cycle raises AssertionError. Stage 22 (`lazyarr.compiler.cleanup`) then works on
+the list.
 """
 from __future__ import annotations
 
 import heapq
 import math
 
-from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 
 PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_ACC: -17, Ops.CONST: -10,
@@ -52,18 +54,3 @@ def linearize(sink: UOp) -> list[UOp]:
     assert len(out) == len(order), "the kernel graph has a cycle"
     return out
 
-
-def cleanup_gated_stores(program: list[UOp]) -> list[UOp]:
-    """Stage 22: STORE(INDEX(buf, i, gate), v) → IF(gate) STORE(INDEX(buf, i), v) ENDIF."""
-    out: list[UOp] = []
-    for u in program:
-        if u.op is Ops.STORE and not u.src[0].src[-1].is_const(True):
-            ix = u.src[0]
-            cond = UOp(Ops.IF, dtypes.void, (ix.src[-1],))
-            ungated = ix.replace(src=(*ix.src[:-1], UOp.const(dtypes.bool_, True)))
-            if ungated not in out:
-                out.append(ungated)
-            out += [cond, u.replace(src=(ungated, *u.src[1:])), UOp(Ops.ENDIF, dtypes.void, (cond,))]
-        else:
-            out.append(u)
-    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from lazyarr import dtypes
+from lazyarr.compiler.patterns import PatternMatcher, UPat
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
 from lazyarr.dtypes import DType
 
@@ -65,10 +66,41 @@ def c_literal(v, d: DType) -> str:
     return str(v)
 
 
+def _pow_const(x: UOp, e: UOp) -> UOp | None:
+    """pow(x, e) for the exponents where C's pow equals plain arithmetic: 0 (pow(x, 0) is 1 even
+    for NaN), 1, 2 (x·x, the correctly rounded square that pow also returns; NumPy squares too)
+    and -1 (1/x, correctly rounded, as is pow's). Saves a libm call per element."""
+    if not x.dtype.is_float or e.arg not in (0.0, 1.0, 2.0, -1.0):
+        return None
+    if e.arg == 0.0:
+        return UOp.const(x.dtype, 1.0)
+    if e.arg == 1.0:
+        return x
+    if e.arg == 2.0:
+        return UOp(Ops.MUL, x.dtype, (x, x))
+    return UOp(Ops.FDIV, x.dtype, (UOp.const(x.dtype, 1.0), x))
+
+
+# stage 17 for C: rules applied before the decompositions
+c_pre_matcher = PatternMatcher([
+    (UPat(Ops.POW, src=(UPat.var("x"), UPat.cvar("e"))), _pow_const),     # pow(x, 0|1|2|-1) → 1|x|x·x|1/x
+])
+
+
 class CRenderer:
-    """C for gcc. `helpers` collects the static inline functions a kernel uses."""
+    """C for gcc. `helpers` collects the static inline functions a kernel uses.
+
+    What the codegen stages read: `native_ops` (every ALU op but MULACC: gcc has all of them, and
+    libm every transcendental function), `has_fma` (False: an explicit fused multiply-add would
+    round differently from NumPy), `transcendentals` (the default of
+    `lazyarr.settings.transcendentals`, measured in bench/transcendentals.py), `pre_matcher`
+    (stage 17) and `has_predicated_store` (stage 22)."""
     device = "cpu"
     has_predicated_store = False
+    native_ops = frozenset(GroupOp.ALU - {Ops.MULACC})
+    has_fma = False
+    transcendentals = "native"
+    pre_matcher: PatternMatcher | None = c_pre_matcher
 
     def __init__(self) -> None:
         self.helpers: dict[str, str] = {}
