@@ -32,9 +32,14 @@ _needs_grad: weakref.WeakKeyDictionary[UOp, bool] = weakref.WeakKeyDictionary()
 def graph_requires_grad(u: UOp) -> bool:
     """Whether `u` depends, through floating-point values and no DETACH, on a leaf that requires
     gradients."""
-    if u in _needs_grad:
-        return _needs_grad[u]
+    known = _needs_grad.get(u)
+    if known is not None:
+        return known
     leaves = _tensor.grad_leaf_nodes()
+    if all(s in _needs_grad for s in u.src):   # the common case: a node built on known nodes
+        known = u.dtype.is_inexact and u.op is not Ops.DETACH and (u in leaves or any(_needs_grad[s] for s in u.src))
+        _needs_grad[u] = known
+        return known
     for n in u.toposort(lambda x: x in _needs_grad):
         if n in _needs_grad:
             continue

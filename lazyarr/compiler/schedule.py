@@ -78,19 +78,6 @@ class ScheduleItem:
         return f"<ScheduleItem {self.name} on {self.device.name}, {len(self.buffers)} buffers>"
 
 
-def _resolve_realized(roots: list[UOp]) -> list[UOp]:
-    mapping = {}
-    for r in roots:
-        for u in r.toposort(lambda x: x in realized):
-            if u in realized:
-                mapping[u] = realized[u]
-    if not mapping:
-        return roots
-    from lazyarr.compiler.patterns import substitute
-    sink = substitute(UOp(Ops.SINK, dtypes.void, tuple(roots)), mapping)
-    return list(sink.src)
-
-
 def _expands(u: UOp) -> bool:
     return u.op is Ops.EXPAND and any(s == 1 and n != 1 for s, n in zip(u.src[0].shape, u.shape))
 
@@ -134,21 +121,35 @@ class CachedSchedule:
 _schedule_cache: dict[tuple, CachedSchedule] = {}
 
 
-def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer], list[UOp]]:
-    """A key equal for graphs that differ only in which buffers they read, those buffers in order
-    of first appearance, and the graph's nodes in the order the key lists them."""
-    order = UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort()
+def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer], list[UOp], dict[UOp, UOp]]:
+    """One walk over the graph to realize: a key equal for graphs that differ only in which buffers
+    they read (an already realized node counts as the view of its buffer), those buffers in order of
+    first appearance, the nodes in the order the key lists them, and the realized nodes met."""
     index: dict[UOp, int] = {}
     inputs: list[Buffer] = []
-    parts = []
-    for n in order:
+    parts: list[tuple] = []
+    order: list[UOp] = []
+    resolved: dict[UOp, UOp] = {}
+
+    def emit(n: UOp) -> None:
         if n.op is Ops.BUFFER:
             parts.append(("B", n.dtype, n.arg.size, n.arg.device.name, len(inputs)))
             inputs.append(n.arg)
         else:
             parts.append((n.op, n.dtype, _arg_key(n.arg), tuple(index[s] for s in n.src)))
         index[n] = len(parts) - 1
-    return (tuple(parts), tuple(d.name for d in devices)), inputs, order
+        order.append(n)
+    for n in UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort(lambda x: x in realized):
+        view = realized.get(n)
+        if view is None or view is n:
+            emit(n)
+            continue
+        resolved[n] = view
+        for v in view.toposort():   # the view's BUFFER and reshapes
+            if v not in index:
+                emit(v)
+        index[n] = index[view]
+    return (tuple(parts), tuple(d.name for d in devices)), inputs, order, resolved
 
 
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
@@ -183,12 +184,19 @@ def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
     """The kernels that compute `outputs` (nodes with their devices), in dependency order. A graph
     of the same structure as an earlier one, on other buffers, reuses its kernels (the schedule
     cache) and skips fusion and rangeify."""
-    roots = _resolve_realized([u for u, _ in outputs])
-    key, inputs, order = structure_key(roots, [d for _, d in outputs])
+    roots = [u for u, _ in outputs]
+    key, inputs, order, resolved = structure_key(roots, [d for _, d in outputs])
     entry = _schedule_cache.get(key)
     if entry is not None:
         return _instantiate(entry, inputs, order, outputs)
+    if resolved:   # read realized nodes from their buffers; remember which new node was which
+        done: dict[UOp, UOp] = {}
+        roots = [_replace_points(r, resolved, done) for r in roots]
+        original = {new: old for old, new in done.items() if old not in resolved}
+    else:
+        original = {}
     sched = _build_schedule(roots, outputs)
+    sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
     _schedule_cache[key] = _record(sched, inputs, order, outputs)
     return sched
 
