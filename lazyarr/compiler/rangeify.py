@@ -16,7 +16,8 @@ with an INDEX node. Rules then push every INDEX from the root towards the leaves
 - at the leaves: a constant is itself, IOTA is its index, and a buffer becomes a LOAD from a
   kernel argument (DEFINE_GLOBAL) at the row-major linear index, under the gate.
 The output is a STORE into argument 0 at the output's linear index, closed by an END of the
-output's ranges. The result holds no Buffer objects: the same computation on other buffers is the
+output's ranges. Rangeify also reports the reductions the kernel would evaluate redundantly,
+which the scheduler then gives buffers of their own (`redundant_reductions`). The result holds no Buffer objects: the same computation on other buffers is the
 same graph, which is what the kernel caches key on.
 """
 from __future__ import annotations
@@ -42,6 +43,7 @@ class RangeifyContext:
     buffers: list[Any] = field(default_factory=list)
     globals: dict[int, UOp] = field(default_factory=dict)
     next_range: int = 0
+    reduce_origin: dict[UOp, UOp] = field(default_factory=dict)   # a REDUCE's first range → its REDUCE_AXIS
 
     def global_for(self, buf: Any) -> UOp:
         if id(buf) not in self.globals:
@@ -153,7 +155,11 @@ def push_reduce(ctx: RangeifyContext, ix: UOp, red: UOp) -> UOp:
         else:
             idxs[a] = idx_const(0)
     inner = index(x, idxs, gate)
-    return UOp(Ops.REDUCE, red.dtype, (inner, *ranges), op) if ranges else inner
+    if not ranges:
+        return inner
+    # the REDUCE node is rebuilt as its sources are rewritten; its ranges are its own for good
+    ctx.reduce_origin[ranges[0]] = red
+    return UOp(Ops.REDUCE, red.dtype, (inner, *ranges), op)
 
 
 def push_elementwise(ix: UOp, u: UOp) -> UOp:
@@ -188,8 +194,13 @@ pm_rangeify = PatternMatcher([
 
 
 def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
-    """The kernel graph that stores `value` into buffer `out`, and the buffers it takes, in
-    argument order (the output first)."""
+    """The kernel graph that stores `value` into buffer `out`, and the buffers it takes in argument
+    order (the output first)."""
+    return rangeify_kernel(out, value)[:2]
+
+
+def rangeify_kernel(out: Any, value: UOp) -> tuple[UOp, list[Any], list[UOp]]:
+    """`rangeify`, and the reductions the kernel would compute redundantly (`redundant_reductions`)."""
     ctx = RangeifyContext()
     out_global = ctx.global_for(out)
     ranges = [ctx.new_range(s) if s != 1 else idx_const(0) for s in value.shape]
@@ -199,4 +210,26 @@ def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
     loops = [r for r in ranges if r.op is Ops.RANGE]
     root = UOp(Ops.END, dtypes.void, (store, *loops)) if loops else store
     sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, (root,)), pm_rangeify, ctx, bottom_up=False)
-    return sink, ctx.buffers
+    return sink, ctx.buffers, redundant_reductions(sink, loops, ctx.reduce_origin)
+
+
+def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp]) -> list[UOp]:
+    """The reductions (as their REDUCE_AXIS nodes) that this kernel would evaluate more often than
+    they have outputs. A reduction runs inside the loops of the ranges it depends on (the
+    linearizer hoists it out of any other), and inside every loop that encloses those; it is
+    redundant when one of those enclosing loops is not one it depends on: a reduction broadcast
+    along an outer axis. A reduction broadcast only along inner axes (a row's max or sum used by
+    every element of the row, as softmax and layer norm do) is evaluated once per row and stays
+    fused."""
+    enclosing: dict[UOp, frozenset[UOp]] = {r: frozenset(out_loops[:i]) for i, r in enumerate(out_loops)}
+    redundant = []
+    for red in reversed(sink.toposort()):   # users first: an outer reduction before the ones it reads
+        if red.op is not Ops.REDUCE:
+            continue
+        deps = red.ranges
+        around = deps.union(*(enclosing.get(d, frozenset()) for d in deps))
+        if around - deps and red.src[1] in origin:
+            redundant.append(origin[red.src[1]])
+        for r in red.src[1:]:
+            enclosing[r] = around
+    return redundant

@@ -4,12 +4,14 @@ Given the tensor graphs to realize, in order:
 1. every node already realized is replaced by a view of its buffer (`realized` maps computed
    nodes to their buffers, weakly: an entry lives as long as the node does);
 2. realize points are chosen: each output that is not already a contiguous view of a buffer;
-   each CONTIGUOUS and COPY; and each reduction whose result is broadcast (EXPAND) on its way to
-   the kernel that uses it, since inlining it there would compute it once per broadcast element.
-   Everything else is fused into the kernel of the realize point that uses it: chains of
-   elementwise and movement ops, and reductions with the elementwise work that feeds them and
-   the elementwise work they feed;
-3. each realize point becomes one kernel that stores its value into a new buffer, reading the
+   each CONTIGUOUS and COPY. Everything else is fused into the kernel of the realize point that
+   uses it: chains of elementwise and movement ops, and reductions with the work that feeds them
+   and the work they feed, including a reduction whose result is broadcast back along the axes
+   it reduced (a row's max used by every element of the row: it runs once per row, in its own
+   loop inside the row's loop);
+3. rangeify reports any reduction that a kernel would evaluate more often than it has outputs
+   (broadcast along an outer axis); those get buffers of their own and the kernels are rebuilt;
+4. each realize point becomes one kernel that stores its value into a new buffer, reading the
    other realize points' buffers; values of no elements get a buffer and no kernel.
 Kernels come out in dependency order. `ScheduleItem.source` renders a kernel without running it.
 """
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 
 from lazyarr import dtypes
 from lazyarr.compiler.codegen import KernelSource, generate
-from lazyarr.compiler.rangeify import rangeify
+from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.uop import Ops, UOp, _arg_key
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device
@@ -78,24 +80,13 @@ class ScheduleItem:
         return f"<ScheduleItem {self.name} on {self.device.name}, {len(self.buffers)} buffers>"
 
 
-def _expands(u: UOp) -> bool:
-    return u.op is Ops.EXPAND and any(s == 1 and n != 1 for s, n in zip(u.src[0].shape, u.shape))
-
-
-def find_realize_points(roots: list[UOp]) -> list[UOp]:
-    """The nodes that get buffers of their own, in dependency order."""
+def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list[UOp]:
+    """The nodes that get buffers of their own, in dependency order: the outputs, CONTIGUOUS and
+    COPY nodes, and `extra` (reductions that rangeify found would be computed redundantly)."""
     sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
     order = sink.toposort(is_buffer_view)
-    points = {r for r in roots if not is_buffer_view(r)}
+    points = {r for r in roots if not is_buffer_view(r)} | set(extra)
     points |= {u for u in order if u.op in (Ops.CONTIGUOUS, Ops.COPY) and not is_buffer_view(u)}
-    # broadcast[u]: some path from u to the kernel that reads it passes through a broadcast
-    broadcast: dict[UOp, bool] = {}
-    for u in reversed(order):
-        if u.op is Ops.REDUCE_AXIS and broadcast.get(u, False):
-            points.add(u)
-        below = False if u in points or u.op is Ops.SINK else (broadcast.get(u, False) or _expands(u))
-        for s in u.src:
-            broadcast[s] = broadcast.get(s, False) or below
     return [u for u in order if u in points]
 
 
@@ -203,24 +194,33 @@ def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
 
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
     device_of = {r: d for r, (_, d) in zip(roots, outputs)}
-    points = find_realize_points(roots)
-    views: dict[UOp, UOp] = {}
-    buffers: dict[UOp, Buffer] = {}
-    for p in points:
-        device = device_of.get(p) or _graph_device(p) or outputs[0][1]
-        buffers[p] = Buffer(device, p.size, p.dtype)
-        views[p] = buffer_view(buffers[p], p.shape)
-    items: list[ScheduleItem] = []
-    replaced: dict[UOp, UOp] = {}
-    for p in points:
-        if p.size == 0:
-            continue
-        if p.op in (Ops.CONTIGUOUS, Ops.COPY):
-            value = _replace_points(p.src[0], views, replaced)
-        else:
-            value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
-        ast, bufs = rangeify(buffers[p], value)
-        items.append(ScheduleItem(ast, bufs, buffers[p].device))
+    extra: set[UOp] = set()
+    while True:   # each round gives the redundant reductions found by rangeify buffers of their own
+        points = find_realize_points(roots, extra)
+        views: dict[UOp, UOp] = {}
+        buffers: dict[UOp, Buffer] = {}
+        for p in points:
+            device = device_of.get(p) or _graph_device(p) or outputs[0][1]
+            buffers[p] = Buffer(device, p.size, p.dtype)
+            views[p] = buffer_view(buffers[p], p.shape)
+        items: list[ScheduleItem] = []
+        replaced: dict[UOp, UOp] = {}
+        found: set[UOp] = set()
+        for p in points:
+            if p.size == 0:
+                continue
+            if p.op in (Ops.CONTIGUOUS, Ops.COPY):
+                value = _replace_points(p.src[0], views, replaced)
+            else:
+                value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
+            ast, bufs, redundant = rangeify_kernel(buffers[p], value)
+            found.update(redundant)
+            items.append(ScheduleItem(ast, bufs, buffers[p].device))
+        if not found:
+            break
+        # the reductions were found in graphs with the points replaced: map them back
+        back = {new: old for old, new in replaced.items()}
+        extra |= {back.get(r, r) for r in found}
     out_views = {orig: views.get(r, r) for (orig, _), r in zip(outputs, roots)}
     return Schedule(items, out_views, views)
 

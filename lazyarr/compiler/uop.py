@@ -176,7 +176,7 @@ class UOp:
                 r = frozenset().union(*(s.ranges for s in u.src))
                 if u.op is Ops.RANGE:
                     r = r | {u}
-                elif u.op is Ops.END:
+                elif u.op in (Ops.END, Ops.REDUCE):   # both close the ranges they list
                     r = r - frozenset(u.src[1:])
                 u._ranges = r
         return self._ranges
