@@ -7,6 +7,9 @@ LAZYARR_CACHE_DIR where the disk cache lives (default: $XDG_CACHE_HOME/lazyarr, 
                   ~/.cache/lazyarr), created private to the user.
 LAZYARR_DEVICE    the default device (default "cpu").
 LAZYARR_CC        the C compiler for the CPU device (default "gcc").
+LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT_SIZE
+                  whether and when a large reduction over few outputs is split in two
+                  (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
 LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
                   unset: each renderer's default (measured in bench/transcendentals.py).
@@ -34,3 +37,7 @@ cache_dir: str = os.environ.get("LAZYARR_CACHE_DIR") or _default_cache_dir()
 default_device: str = os.environ.get("LAZYARR_DEVICE", "cpu")
 cc: str = os.environ.get("LAZYARR_CC", "gcc")
 transcendentals: str | None = os.environ.get("LAZYARR_TRANSCENDENTALS") or None
+# prepare's split of large reductions over few outputs (see lazyarr/compiler/prepare.py)
+split_reduceop: bool = bool(_env_int("LAZYARR_SPLIT_REDUCEOP", 1))
+reduceop_split_threshold: int = _env_int("LAZYARR_REDUCEOP_SPLIT_THRESHOLD", 32768)
+reduceop_split_size: int = _env_int("LAZYARR_REDUCEOP_SPLIT_SIZE", 22)
