@@ -207,15 +207,17 @@ class Z3IntGraph(Z3Graph):
     def _lane(self, u: UOp, a: list):
         op, d = u.op, u.dtype.scalar
         sd = u.src[-1].dtype.scalar if op is Ops.WHERE else u.src[0].dtype.scalar
+        x, y = (a + [None])[:2]
         if op is Ops.WHERE:
             return z3.If(a[0], a[1], a[2])
-        if sd.is_bool or d.is_bool and op is not Ops.CAST and op not in GroupOp.Comparison:
-            return _bool_lane(a, op)
-        x, y = (a + [None])[:2]
         if op is Ops.CAST:
             if d.is_bool:
-                return x != 0
+                return x if sd.is_bool else x != 0
             return self.wrap(x, d) if not sd.is_bool else z3.If(x, 1, 0)
+        if sd.is_bool:
+            return _bool_lane(a, op)
+        if len(u.src) == 1 and op not in (Ops.NEG, Ops.ABS):
+            raise NotImplementedError(op)
         simple = {Ops.ADD: lambda: x + y, Ops.SUB: lambda: x - y, Ops.MUL: lambda: x * y, Ops.NEG: lambda: -x,
                   Ops.MULACC: lambda: x * y + a[2]}
         if op in simple:
@@ -227,6 +229,11 @@ class Z3IntGraph(Z3Graph):
         if op in cmp:
             return cmp[op]()
         c = u.src[1]
+        if op in (Ops.SHL, Ops.SHR) and c.op is Ops.CONST and 0 <= c.arg < sd.bits:
+            # two's complement: x<<k is x·2^k wrapped, x>>k (arithmetic or logical) is ⌊x/2^k⌋
+            return self.wrap(x * 2 ** c.arg, d) if op is Ops.SHL else x / 2 ** c.arg
+        if op is Ops.AND and c.op is Ops.CONST and c.arg >= 0 and c.arg & (c.arg + 1) == 0:
+            return x % (c.arg + 1)                # x & (2^k−1) is x mod 2^k, for either sign
         if op in (Ops.IDIV, Ops.MOD) and c.op is Ops.CONST and c.arg not in (0, -1):
             q, r = z3.FreshInt("q"), z3.FreshInt("r")
             self.constraints += [x == q * c.arg + r, z3.If(r < 0, -r, r) < abs(c.arg), z3.Or(r == 0, (r < 0) == (x < 0))]
@@ -257,17 +264,23 @@ def _check(graph: Z3Graph, a: UOp, b: UOp, timeout_ms: int):
     return "unknown (timeout)" if r == z3.unknown else str(s.model())
 
 
-def prove_equal(a: UOp, b: UOp, timeout_ms: int = 10000):
+def prove_equal(a: UOp, b: UOp, timeout_ms: int = 60000):
     """None when a == b for every value of the variables within their bounds, else a
-    counterexample (or 'unknown'). Bit-vectors first; where they time out, the same question in
-    wrapped integer arithmetic (both are exact models of the C semantics)."""
-    out = _check(Z3Graph(), a, b, timeout_ms)
-    if out == "unknown (timeout)":
-        try:
-            return _check(Z3IntGraph(), a, b, 6 * timeout_ms)
-        except NotImplementedError:
+    counterexample (or 'unknown'). Both z3 models are exact models of the C semantics: wrapped
+    integer arithmetic first (linear arithmetic decides division by constants quickly, where
+    64-bit division bit-blasts slowly), bit-vectors where the integers time out or cannot
+    express an op (bitwise ops of variables)."""
+    nonlinear = any(u.op in (Ops.MUL, Ops.IDIV, Ops.MOD, Ops.MULACC) and u.src[1].op is not Ops.CONST
+                    and u.src[0].op is not Ops.CONST for x in (a, b) for u in x.toposort())
+    try:
+        if nonlinear:
+            raise NotImplementedError("nonlinear integer arithmetic: bit-vectors decide it")
+        out = _check(Z3IntGraph(), a, b, 4000)
+        if out != "unknown (timeout)":
             return out
-    return out
+    except NotImplementedError:
+        pass
+    return _check(Z3Graph(), a, b, timeout_ms)
 
 
 # ---- instances of patterns ------------------------------------------------------------------
@@ -542,3 +555,19 @@ def test_symbolic_rule_is_proven(i):
         pytest.skip("a floating-point rule: exact in IEEE arithmetic, not an integer rule")
     n = prove_rule(pat, fn)
     assert n > 0, f"rule {i} ({pat}) was never exercised by an integer instance"
+
+
+from lazyarr.compiler import decompositions as dec  # noqa: E402
+
+TARGETS = [dec.Target(frozenset(GroupOp.ALU - {Ops.MOD, Ops.MUL, Ops.IDIV, Ops.OR, Ops.FDIV, Ops.MULACC})),
+           dec.Target(frozenset(GroupOp.ALU - {Ops.AND})),
+           dec.Target(frozenset(GroupOp.ALU), has_fma=True)]
+
+
+@pytest.mark.parametrize("i", range(len(dec.pm_decompositions.rules)))
+def test_decomposition_rule_is_proven(i):
+    pat, fn = dec.pm_decompositions.rules[i]
+    if _is_float_only(pat):
+        pytest.skip("a floating-point rule: exact in IEEE arithmetic, not an integer rule")
+    n = sum(prove_rule(pat, fn, ctx=t, seed=k) for k, t in enumerate(TARGETS))
+    assert n > 0, f"decomposition rule {i} ({pat}) was never exercised by an integer instance"
