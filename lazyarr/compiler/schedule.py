@@ -2,7 +2,9 @@
 
 Given the tensor graphs to realize, in order:
 1. every node already realized is replaced by a view of its buffer (`realized` maps computed
-   nodes to their buffers, weakly: an entry lives as long as the node does);
+   nodes to their buffers, weakly: an entry lives as long as the node does), and the graph is
+   brought to prepared form (`prepare`: markers dropped, empty values folded, large reductions
+   split);
 2. realize points are chosen: each output that is not already a contiguous view of a buffer;
    each CONTIGUOUS and COPY. Everything else is fused into the kernel of the realize point that
    uses it: chains of elementwise and movement ops, and reductions with the work that feeds them
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 
 from lazyarr import dtypes
 from lazyarr.compiler.codegen import KernelSource, generate
+from lazyarr.compiler.prepare import prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.uop import Ops, UOp, _arg_key
 from lazyarr.dtypes import DType
@@ -167,7 +170,7 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
     kernels = tuple((it.ast, tuple(ref(b) for b in it.buffers), it.device) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
-    points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items())
+    points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items() if p in position)
     return CachedSchedule(tuple(new), kernels, outs, points)
 
 
@@ -193,6 +196,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
 
 
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
+    roots = prepare(roots)
     device_of = {r: d for r, (_, d) in zip(roots, outputs)}
     extra: set[UOp] = set()
     while True:   # each round gives the redundant reductions found by rangeify buffers of their own

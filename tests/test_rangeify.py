@@ -1,0 +1,153 @@
+"""Prepare and rangeify: the prepared normal form, fusion decisions, and kernel counts of typical
+programs (asserted through Tensor.schedule())."""
+import numpy as np
+import pytest
+
+import lazyarr as xp
+from lazyarr import settings
+from lazyarr.compiler.prepare import broadcast_along, prepare, split_reduceop
+from lazyarr.compiler.uop import Ops
+from tests.helpers import assert_close
+
+rng = np.random.default_rng(0)
+
+
+def kernels(t):
+    return len(t.schedule())
+
+
+def data(*shape):
+    return xp.asarray(rng.standard_normal(shape))
+
+
+# ---- kernel counts ----
+
+def test_transpose_plus_itself_is_one_kernel():
+    a = data(5, 5)
+    assert kernels(a.T + a) == 1
+
+
+def test_strided_slices_of_two_arrays_are_one_kernel():
+    x, y = data(10), data(10)
+    out = x[::2] + y[1::2]
+    assert kernels(out) == 1
+    assert_close(out, np.asarray(x)[::2] + np.asarray(y)[1::2])
+
+
+def test_concat_of_two_computed_arrays_is_one_kernel():
+    a, b = data(3, 4), data(2, 4)
+    out = xp.concat([xp.exp(a), b * 2])
+    assert kernels(out) == 1
+    assert_close(out, np.concatenate([np.exp(np.asarray(a)), np.asarray(b) * 2]), rtol=1e-12)
+
+
+def test_matmul_bias_relu_is_one_kernel():
+    x, w, b = data(4, 8), data(8, 3), data(3)
+    out = xp.maximum(x @ w + b, 0)
+    assert kernels(out) == 1
+    assert_close(out, np.maximum(np.asarray(x) @ np.asarray(w) + np.asarray(b), 0), rtol=1e-12)
+
+
+def test_softmax_over_rows_is_at_most_two_kernels():
+    x = data(6, 9)
+    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+    out = e / xp.sum(e, axis=1, keepdims=True)
+    assert kernels(out) <= 2
+    xn = np.asarray(x)
+    en = np.exp(xn - xn.max(1, keepdims=True))
+    assert_close(out, en / en.sum(1, keepdims=True), rtol=1e-12)
+
+
+def test_layer_norm_is_at_most_two_kernels():
+    x = data(6, 9)
+    mu = xp.mean(x, axis=1, keepdims=True)
+    var = xp.mean((x - mu) ** 2, axis=1, keepdims=True)
+    out = (x - mu) / xp.sqrt(var + 1e-5)
+    assert kernels(out) <= 2
+    xn = np.asarray(x)
+    want = (xn - xn.mean(1, keepdims=True)) / np.sqrt(xn.var(1, keepdims=True) + 1e-5)
+    assert_close(out, want, rtol=1e-10)
+
+
+def test_reduction_over_a_permuted_input_is_one_kernel():
+    x = data(4, 5, 6)
+    out = xp.sum(xp.permute_dims(x, (2, 0, 1)), axis=(1, 2))
+    assert kernels(out) == 1
+    assert_close(out, np.asarray(x).sum(axis=(0, 1)), rtol=1e-12)
+
+
+def test_a_large_sum_is_split_in_two_kernels():
+    a = xp.asarray(rng.standard_normal(1 << 24).astype(np.float32))
+    s = xp.sum(a)
+    assert kernels(s) == 2
+    a64 = np.asarray(a).astype(np.float64)
+    np.testing.assert_allclose(float(s), a64.sum(), atol=1e-6 * np.abs(a64).sum())   # float32 accumulation
+
+
+def test_the_split_can_be_turned_off(monkeypatch):
+    monkeypatch.setattr(settings, "split_reduceop", False)
+    assert kernels(xp.sum(xp.asarray(np.ones(1 << 20, np.float32)))) == 1
+
+
+def test_a_reduction_broadcast_along_an_outer_axis_gets_its_own_buffer():
+    x = data(4, 6)
+    out = x - xp.sum(x, axis=0, keepdims=True)      # column sums used by every row
+    assert kernels(out) == 2
+    assert_close(out, np.asarray(x) - np.asarray(x).sum(0, keepdims=True), rtol=1e-12)
+
+
+def test_a_reduction_broadcast_everywhere_runs_once_before_the_loop():
+    x = data(4, 6)
+    out = x - xp.mean(x)
+    assert kernels(out) == 1
+    assert_close(out, np.asarray(x) - np.asarray(x).mean(), rtol=1e-12)
+
+
+def test_nested_reductions_fuse():
+    x = data(3, 4, 5)
+    out = xp.sum(xp.max(x, axis=2) * 2, axis=1)
+    assert kernels(out) == 1
+    assert_close(out, (np.asarray(x).max(2) * 2).sum(1), rtol=1e-12)
+
+
+# ---- prepare ----
+
+def test_detach_and_markers_are_their_source():
+    x = xp.ones(3)
+    (root,) = prepare([x.detach().uop])
+    assert root is x.uop
+
+
+def test_materialising_storage_is_the_storage():
+    x = xp.arange(5.0).realize()
+    (root,) = prepare([x.contiguous().uop])
+    assert root is x.uop
+    assert kernels(x.contiguous()) == 0
+
+
+def test_copy_to_the_same_device_is_the_value():
+    x = xp.arange(5.0).realize()
+    assert kernels(x.to_device("cpu") + 1) == 1
+
+
+def test_values_with_an_empty_axis_are_constants():
+    x = xp.ones((0, 3))
+    (root,) = prepare([(xp.exp(x) * 2).uop])
+    assert root.op in (Ops.EXPAND, Ops.CONST, Ops.RESHAPE) and all(n.op is not Ops.EXP for n in root.toposort())
+    assert_close(xp.sum(xp.exp(x), axis=0), np.zeros(3))
+
+
+def test_split_reduceop_picks_the_largest_divisor_and_skips_broadcast_axes():
+    big = xp.asarray(np.ones(1 << 20, np.float32))
+    split = split_reduceop(next(u for u in xp.sum(big).uop.toposort() if u.op is Ops.REDUCE_AXIS))
+    first = next(u for u in split.toposort() if u.op is Ops.CONTIGUOUS).src[0]
+    assert first.src[0].shape == (256, 4096)
+    stretched = xp.broadcast_to(xp.ones((1, 1)), (1 << 20, 1))
+    red = next(u for u in xp.sum(stretched, axis=0).uop.toposort() if u.op is Ops.REDUCE_AXIS)
+    assert broadcast_along(red.src[0], 0) and split_reduceop(red) is None
+
+
+@pytest.mark.parametrize("n", [1 << 16, 3 * 5 * 7 * 11 * 13 * 17])
+def test_split_sums_are_exact_for_integers(n):
+    a = np.arange(n, dtype=np.int64) % 7
+    assert int(xp.sum(xp.asarray(a))) == int(a.sum())
