@@ -1,0 +1,468 @@
+"""Transcendental functions as graphs of arithmetic, for stage 18 (decompositions).
+
+`decompose(u)` rewrites one EXP2, EXP, EXPM1, LOG2, LOG, LOG1P, SIN, COS, TAN, TANH, POW or SQRT
+node of float32 or float64 into additions, multiplications, divisions, comparisons, WHERE,
+RINT, casts and bit casts, which every target has and which vectorise. The design, in order:
+- float32 functions are computed in float64 and rounded once at the end: the float64 result is
+  within a small fraction of a float32 ulp, so the float32 result is within 0.5 ulp of the true
+  value plus that fraction (and NumPy's float32 functions are within about 1 ulp);
+- float64 functions reduce their argument exactly (Cody–Waite: ln2 and π/2 split into parts
+  whose products with the reduction's integer are exact; Payne–Hanek for |x| ≥ 2^22 in sin, cos
+  and tan: the product of x with 2/π's bits, 24 at a time, reduced modulo 4 term by term, the
+  window of bits chosen by x's exponent with a chain of WHERE), evaluate a near-minimax
+  polynomial of the reduced argument (coefficients from bench/transcendentals_fit.py), and carry
+  the leading terms in double-double arithmetic (exact two-sum and two-product, Dekker's
+  splitting: no FMA needed, and gcc runs with -ffp-contract=off, so nothing is fused) so that
+  the single final rounding dominates the error;
+- scaling by 2^n is two exact multiplications by powers of two built from bits, so results that
+  are subnormal round once, and overflow gives inf;
+- special values are explicit: nan propagates, ±inf and ±0 give what C99 (and NumPy) give, tiny
+  arguments of odd functions return the argument itself (keeping -0 and subnormals exact).
+Measured against NumPy over millions of points of every binade (tests/test_decompositions_accuracy.py):
+within 2 ulp everywhere for both dtypes; see that test's table for each function's worst case.
+Payne–Hanek sums its terms in double-double, which leaves about 2^-100 of absolute error in the
+reduced argument: arguments within 2^-50 of a multiple of π/2 whose magnitude is above 2^22 (a
+fraction of about 2^-48 of such doubles) can be off by more than an ulp.
+"""
+from __future__ import annotations
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+
+F64, I64 = dtypes.float64, dtypes.int64
+
+EXP_Q = (
+    0.5, 0.16666666666666666, 0.04166666666666668, 0.008333333333333333, 0.0013888888888879075,
+    0.000198412698412633, 2.480158733643726e-05, 2.755731924721541e-06, 2.755726328441651e-07,
+    2.5052071097844777e-08, 2.0918135766484712e-09, 1.6086626642965137e-10)
+# LOG_T: max error 1.28e-20
+LOG_T = (
+    0.4, 0.28571428571428564, 0.2222222222222843, 0.18181818179657014, 0.15384615761157389,
+    0.1333329653543724, 0.11766813077591133, 0.10456328242945438, 0.10762415597972005)
+# SIN_S: max error 2.67e-27
+SIN_S = (
+    -0.16666666666666666, 0.008333333333333333, -0.0001984126984126984, 2.7557319223985884e-06,
+    -2.505210838543808e-08, 1.6059043835179388e-10, -7.647163296247091e-13, 2.811389908046657e-15,
+    -8.164451933675645e-18)
+# COS_C: max error 1.22e-28
+COS_C = (
+    0.041666666666666664, -0.001388888888888889, 2.48015873015873e-05, -2.755731922398589e-07,
+    2.0876756987866446e-09, -1.147074559698293e-11, 4.779477134318154e-14, -1.5618900736477574e-16,
+    4.0847726924602205e-19)
+LN2_CW_HI, LN2_CW_LO = 0.6931471805592082, 7.371002565167799e-13
+LN2_HI, LN2_LO = 0.6931471805599453, 2.3190468138462996e-17
+LOG2E_HI, LOG2E_LO = 1.4426950408889634, 2.0355273740931033e-17
+TWO_THIRDS_HI, TWO_THIRDS_LO = 0.6666666666666666, 3.700743415417188e-17
+PIO2_HI, PIO2_LO = 1.5707963267948966, 6.123233995736766e-17
+PIO2_CW = (1.570796325802803, 9.920935791635221e-10, 5.17018297889025e-19, 2.9038559739793605e-28)
+TWO_OVER_PI_24 = (
+    10680707, 7228996, 1387004, 2578385, 16069853, 12639074, 9804092, 4427841, 16666979, 11263675, 12935607,
+    2387514, 4345298, 14681673, 3074569, 13734428, 16653803, 1880361, 10960616, 8533493, 3062596, 8710556,
+    7349940, 6258241, 3772886, 3769171, 3798172, 8675211, 12450088, 3874808, 9961438, 366607, 15675153,
+    9132554, 7151469, 3571407, 2607881, 12013382, 4155038, 6285869, 7677882, 13102053, 15825725, 473591,
+    9065106, 15363067, 6271263, 9264392)
+
+
+# ---- building blocks ------------------------------------------------------------------------
+
+def f(v: float) -> UOp:
+    return UOp.const(F64, v)
+
+
+def i(v: int) -> UOp:
+    return UOp.const(I64, v)
+
+
+def fdiv(a: UOp, b: UOp) -> UOp:
+    return a.alu(Ops.FDIV, b)
+
+
+def rint(x: UOp) -> UOp:
+    return x.alu(Ops.RINT)
+
+
+def to_bits(x: UOp) -> UOp:
+    return UOp(Ops.BITCAST, I64, (x,))
+
+
+def from_bits(n: UOp) -> UOp:
+    return UOp(Ops.BITCAST, F64, (n,))
+
+
+def shr(n: UOp, k: int) -> UOp:
+    return n.alu(Ops.SHR, i(k))
+
+
+def shl(n: UOp, k: int) -> UOp:
+    return n.alu(Ops.SHL, i(k))
+
+
+def select(cond: UOp, a: UOp, b: UOp) -> UOp:
+    return UOp(Ops.WHERE, a.dtype, (cond, a, b))
+
+
+def is_nan(x: UOp) -> UOp:
+    return x.ne(x)
+
+
+def fabs(x: UOp) -> UOp:
+    return x.alu(Ops.ABS)
+
+
+def horner(x: UOp, coeffs: tuple[float, ...]) -> UOp:
+    """Σ coeffs[k]·x^k."""
+    out = f(coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        out = out * x + c
+    return out
+
+
+def two_sum(a: UOp, b: UOp) -> tuple[UOp, UOp]:
+    """s + e == a + b exactly, s = fl(a + b) (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def fast_two_sum(a: UOp, b: UOp) -> tuple[UOp, UOp]:
+    """s + e == a + b exactly, for |a| ≥ |b| (Dekker)."""
+    s = a + b
+    return s, b - (s - a)
+
+
+def split(a: UOp) -> tuple[UOp, UOp]:
+    """a == hi + lo with 26 and 27 significant bits (Veltkamp), for |a| < 2^995."""
+    t = a * 134217729.0
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def two_prod(a: UOp, b: UOp) -> tuple[UOp, UOp]:
+    """p + e == a·b exactly, p = fl(a·b) (Dekker), without a fused multiply-add."""
+    p = a * b
+    ah, al = split(a)
+    bh, bl = split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def dd_div(ah: UOp, al: UOp, bh: UOp, bl: UOp) -> UOp:
+    """(ah + al) / (bh + bl), rounded once at the end."""
+    q = fdiv(ah, bh)
+    p, pe = two_prod(q, bh)
+    r = (((ah - p) - pe) + al) - q * bl
+    return q + fdiv(r, bh)
+
+
+def pow2(n: UOp) -> UOp:
+    """2^n for an int64 n in [-1022, 1023], from its bits."""
+    return from_bits(shl(n + 1023, 52))
+
+
+def scale(y: UOp, n: UOp) -> UOp:
+    """y·2^n for an int64 n in [-2044, 2046], as two exact multiplications (one rounding for a
+    subnormal result, inf on overflow)."""
+    half = shr(n, 1)
+    return y * pow2(half) * pow2(n - half)
+
+
+# ---- exp family -------------------------------------------------------------------------------
+
+def exp_reduce(x: UOp) -> tuple[UOp, UOp, UOp]:
+    """x = n·ln2 + t_hi + t_lo with |t| ≤ ln2/2 and n an int64 (x finite, clamped)."""
+    n = rint(x * LOG2E_HI)
+    t_hi = x - n * LN2_CW_HI                    # exact: n·LN2_CW_HI has ≤ 53 bits, x ≈ n·ln2
+    t, tl = fast_two_sum(t_hi, -(n * LN2_CW_LO))
+    return n.cast(I64), t, tl
+
+
+def expm1_kernel(t: UOp, tl: UOp) -> tuple[UOp, UOp]:
+    """e^(t+tl) − 1 as a double-double (u_hi, u_lo), |t| ≤ 0.35."""
+    tail = t * t * horner(t, EXP_Q) + (tl + t * tl)
+    return fast_two_sum(t, tail)
+
+
+def exp_kernel(t: UOp, tl: UOp) -> UOp:
+    """e^(t+tl), |t| ≤ 0.35, rounded once."""
+    uh, ul = expm1_kernel(t, tl)
+    s, e = fast_two_sum(f(1.0), uh)
+    return s + (e + ul)
+
+
+def _finite_clamped(x: UOp, lo: float, hi: float) -> UOp:
+    return select(is_nan(x), f(0.0), x.maximum(f(lo)).minimum(f(hi)))
+
+
+def exp64(x: UOp) -> UOp:
+    n, t, tl = exp_reduce(_finite_clamped(x, -760.0, 720.0))
+    return select(is_nan(x), x, scale(exp_kernel(t, tl), n))
+
+
+def exp2_64(x: UOp) -> UOp:
+    xc = _finite_clamped(x, -1100.0, 1100.0)
+    n = rint(xc)
+    r = xc - n                                  # exact
+    p, pe = two_prod(r, f(LN2_HI))
+    t, tl = fast_two_sum(p, pe + r * LN2_LO)
+    return select(is_nan(x), x, scale(exp_kernel(t, tl), n.cast(I64)))
+
+
+def expm1_dd(x: UOp) -> tuple[UOp, UOp]:
+    """e^x − 1 as a double-double, for finite x in [-760, 40] (clamped by the caller)."""
+    n, t, tl = exp_reduce(x)
+    uh, ul = expm1_kernel(t, tl)
+    a = scale(uh, n)
+    b = scale(f(1.0), n) - 1.0                  # 2^n − 1, exact for |n| ≤ 53
+    s, e = two_sum(a, b)
+    return fast_two_sum(s, e + scale(ul, n))
+
+
+def expm1_64(x: UOp) -> UOp:
+    xc = _finite_clamped(x, -760.0, 720.0)
+    hi, lo = expm1_dd(xc.minimum(f(40.0)))
+    n, t, tl = exp_reduce(xc)
+    big = scale(exp_kernel(t, tl), n)           # e^x − 1 rounds to e^x for x > 40
+    out = select(f(40.0).lt(xc), big, hi + lo)
+    return select(fabs(x).lt(f(2.0 ** -54)), x, select(is_nan(x), x, out))
+
+
+def tanh64(x: UOp) -> UOp:
+    a = fabs(x)
+    uh, ul = expm1_dd(_finite_clamped(a * -2.0, -760.0, 0.0))    # u = e^(−2|x|) − 1 ∈ (−1, 0]
+    dh, dl = two_sum(f(2.0), uh)
+    t = dd_div(-uh, -ul, dh, dl + ul)           # tanh|x| = −u / (2 + u)
+    out = select(x.lt(f(0.0)), -t, t)
+    return select(a.lt(f(2.0 ** -28)), x, select(is_nan(x), x, out))
+
+
+# ---- log family -------------------------------------------------------------------------------
+
+def log_parts(x: UOp) -> tuple[UOp, UOp, UOp]:
+    """x = 2^k·m with m ∈ [√½, √2), and ln m as a double-double (x > 0 finite; subnormals scaled)."""
+    sub = x.lt(f(2.0 ** -1022))
+    xs = select(sub, x * 2.0 ** 54, x)
+    b = to_bits(xs)
+    k = shr(b, 52) - select(sub, i(1023 + 54), i(1023))
+    m = from_bits((b & i(0x000FFFFFFFFFFFFF)) | i(0x3FF0000000000000))
+    big = f(1.4142135623730951).lt(m)
+    m = select(big, m * 0.5, m)
+    k = select(big, k + 1, k).cast(F64)
+    fm = m - 1.0                                # exact (Sterbenz)
+    # s = f/(2+f) as a double-double; ln m = 2s + 2s³/3 + s⁵·T(s²)
+    dh, dl = two_sum(f(2.0), fm)
+    sh = fdiv(fm, dh)
+    p, pe = two_prod(sh, dh)
+    sl = fdiv(((fm - p) - pe) - sh * dl, dh)
+    zh, ze = two_prod(sh, sh)
+    zl = ze + 2.0 * sh * sl
+    c3h, c3e = two_prod(zh, sh)
+    c3l = c3e + zh * sl + zl * sh
+    t3h, t3e = two_prod(c3h, f(TWO_THIRDS_HI))
+    t3l = t3e + c3h * TWO_THIRDS_LO + c3l * TWO_THIRDS_HI
+    tail = c3h * zh * horner(zh, LOG_T)
+    a, ae = fast_two_sum(sh * 2.0, t3h)
+    lh, ll = fast_two_sum(a, ae + sl * 2.0 + t3l + tail)
+    return k, lh, ll
+
+
+def _log_specials(x: UOp, out: UOp) -> UOp:
+    out = select(x.eq(f(0.0)), f(float("-inf")), out)
+    out = select(x.eq(f(float("inf"))), x, out)
+    return select(x.lt(f(0.0)), f(float("nan")), select(is_nan(x), x, out))
+
+
+def _log_input(x: UOp) -> UOp:
+    """x where log's core applies, 1 elsewhere (0, negative, inf, nan are handled apart)."""
+    return select(f(0.0).lt(x) & x.lt(f(float("inf"))), x, f(1.0))
+
+
+def log64(x: UOp) -> UOp:
+    k, lh, ll = log_parts(_log_input(x))
+    h, e = two_sum(k * LN2_CW_HI, lh)           # k·LN2_CW_HI exact
+    return _log_specials(x, h + (e + ll + k * LN2_CW_LO))
+
+
+def log2_dd(x: UOp) -> tuple[UOp, UOp]:
+    k, lh, ll = log_parts(x)
+    p, pe = two_prod(lh, f(LOG2E_HI))
+    pl = pe + lh * LOG2E_LO + ll * LOG2E_HI
+    h, e = two_sum(k, p)
+    return fast_two_sum(h, e + pl)
+
+
+def log2_64(x: UOp) -> UOp:
+    h, lo = log2_dd(_log_input(x))
+    return _log_specials(x, h + lo)
+
+
+def log1p64(x: UOp) -> UOp:
+    core = select(f(-1.0).lt(x) & x.lt(f(float("inf"))), x, f(0.0))
+    u, c = two_sum(f(1.0), core)               # 1 + x == u + c exactly
+    k, lh, ll = log_parts(u)
+    h, e = two_sum(k * LN2_CW_HI, lh)
+    out = h + (e + ll + k * LN2_CW_LO + fdiv(c, u))
+    out = select(x.eq(f(-1.0)), f(float("-inf")), select(x.eq(f(float("inf"))), x, out))
+    out = select(x.lt(f(-1.0)), f(float("nan")), select(is_nan(x), x, out))
+    return select(fabs(x).lt(f(2.0 ** -60)), x, out)
+
+
+# ---- pow ----------------------------------------------------------------------------------------
+
+def _is_int(y: UOp) -> UOp:
+    return rint(y).eq(y)
+
+
+def _is_odd_int(y: UOp) -> UOp:
+    half = y * 0.5
+    return _is_int(y) & rint(half).ne(half) & fabs(y).lt(f(2.0 ** 53))
+
+
+def pow64(x: UOp, y: UOp) -> UOp:
+    """C99's pow: |x|^y by exp2(y·log2|x|) in double-double, then the signs and special cases."""
+    ax = fabs(x)
+    lh, ll = log2_dd(_log_input(ax))
+    p, pe = two_prod(y, lh)
+    yh, yl = fast_two_sum(p, pe + y * ll)
+    clamp = yh.lt(f(-1200.0)) | f(1100.0).lt(yh) | is_nan(yh)
+    yc = select(clamp, f(0.0), yh)
+    n = rint(yc)
+    rh, rl = two_sum(yc - n, select(clamp, f(0.0), yl))
+    q, qe = two_prod(rh, f(LN2_HI))
+    t, tl = fast_two_sum(q, qe + rh * LN2_LO + rl * LN2_HI)
+    mag = scale(exp_kernel(t, tl), n.cast(I64))
+    # |x| == 0, inf, or 1, and y = ±inf, and huge |y·log2|x||, by the sign of y·log2|x|
+    lx = select(ax.eq(f(0.0)), f(-1.0), select(ax.eq(f(float("inf"))), f(1.0), lh))
+    goes_up = select(y.lt(f(0.0)), lx.lt(f(0.0)), f(0.0).lt(lx))
+    extreme = ax.eq(f(0.0)) | ax.eq(f(float("inf"))) | fabs(y).eq(f(float("inf"))) | clamp
+    mag = select(extreme, select(goes_up, f(float("inf")), f(0.0)), mag)
+    mag = select(ax.eq(f(1.0)), f(1.0), mag)
+    out = select(x.lt(f(0.0)) & _is_odd_int(y), -mag, mag)
+    out = select(x.lt(f(0.0)) & _is_int(y).alu(Ops.NOT) & fabs(y).lt(f(float("inf"))) & fabs(x).lt(f(float("inf"))),
+                 f(float("nan")), out)
+    out = select(x.eq(f(0.0)) & _is_odd_int(y), select(y.lt(f(0.0)), UOp(Ops.COPYSIGN, F64, (f(float("inf")), x)),
+                                                      UOp(Ops.COPYSIGN, F64, (f(0.0), x))), out)
+    out = select(is_nan(x) | is_nan(y), f(float("nan")), out)
+    out = select(x.eq(f(-1.0)) & fabs(y).eq(f(float("inf"))), f(1.0), out)
+    return select(y.eq(f(0.0)) | x.eq(f(1.0)), f(1.0), out)
+
+
+# ---- sin, cos, tan ------------------------------------------------------------------------------
+
+def reduce_cody_waite(x: UOp) -> tuple[UOp, UOp, UOp]:
+    """x = k·π/2 + y_hi + y_lo for |x| < 2^22, with k an int64."""
+    k = rint(x * 0.6366197723675814)
+    a = x - k * PIO2_CW[0]                      # exact
+    h, l1 = two_sum(a, -(k * PIO2_CW[1]))       # k·part exact for |k| < 2^23
+    h2, l2 = two_sum(h, -(k * PIO2_CW[2]))
+    yh, yl = two_sum(h2, (l1 + l2) - k * PIO2_CW[3])
+    return yh, yl, k.cast(I64)
+
+
+def _mod4(t: UOp) -> UOp:
+    """t − 4·rint(t/4): exact, in [-2, 2]."""
+    return t - rint(t * 0.25) * 4.0
+
+
+def reduce_payne_hanek(x: UOp, max_exponent: int) -> tuple[UOp, UOp, UOp]:
+    """x = k·π/2 + y_hi + y_lo for finite |x| ≥ 2^22 (x's exponent at most `max_exponent`): x·(2/π)
+    modulo 4 from the 7 chunks of 24 bits of 2/π that matter for x's exponent."""
+    e = (shr(to_bits(x), 52) & i(0x7FF)) - 1023 - 52      # x = M·2^e, M < 2^53
+    j0 = (e - 2).maximum(i(0)) // 24                       # chunks before j0 give multiples of 4
+    count = max(0, (max_exponent - 52 - 2) // 24) + 1
+    chunks = []
+    for c in range(7):
+        g = f(float(TWO_OVER_PI_24[count - 1 + c]))
+        for j in range(count - 2, -1, -1):
+            g = select(j0.eq(i(j)), f(float(TWO_OVER_PI_24[j + c])), g)
+        chunks.append(g)
+    xs = x * from_bits(shl(1023 - j0 * 24, 52))            # x·2^(−24·j0), exact
+    x1, x2 = split(xs)
+    s, err = f(0.0), f(0.0)
+    for c, g in enumerate(chunks):
+        w = 2.0 ** (-24 * (c + 1))
+        for part in (x1, x2):
+            s, e2 = two_sum(s, _mod4(part * g * w))        # each product exact (≤ 51 bits)
+            err = err + e2
+            s = _mod4(s)
+    k = rint(s)
+    fh, fl = two_sum(s - k, err)
+    p, pe = two_prod(fh, f(PIO2_HI))
+    yh, yl = fast_two_sum(p, pe + fh * PIO2_LO + fl * PIO2_HI)
+    return yh, yl, k.cast(I64)
+
+
+def sin_kernel(yh: UOp, yl: UOp) -> tuple[UOp, UOp]:
+    """sin(yh + yl) as a double-double, |y| ≤ 0.8."""
+    z = yh * yh
+    return fast_two_sum(yh, yh * z * horner(z, SIN_S) + yl * (1.0 - z * 0.5))
+
+
+def cos_kernel(yh: UOp, yl: UOp) -> tuple[UOp, UOp]:
+    """cos(yh + yl) as a double-double, |y| ≤ 0.8."""
+    z = yh * yh
+    hz = z * 0.5
+    w = 1.0 - hz
+    return fast_two_sum(w, ((f(1.0) - w) - hz) + (z * z * horner(z, COS_C) - yh * yl))
+
+
+def trig64(x: UOp, op: Ops, max_exponent: int = 1023) -> UOp:
+    finite = fabs(x).lt(f(float("inf")))
+    xf = select(finite, x, f(0.0))
+    small = fabs(xf).lt(f(2.0 ** 22))
+    ch, cl, ck = reduce_cody_waite(select(small, xf, f(0.0)))
+    ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), max_exponent)
+    yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
+    sh, sl = sin_kernel(yh, yl)
+    c_h, c_l = cos_kernel(yh, yl)
+    if op is Ops.TAN:
+        odd = (q & i(1)).eq(i(1))
+        out = select(odd, dd_div(-c_h, -c_l, sh, sl), dd_div(sh, sl, c_h, c_l))
+    else:
+        s, c = sh + sl, c_h + c_l
+        if op is Ops.COS:
+            q = (q + 1) & i(3)                  # cos x = sin(x + π/2)
+        out = select(q.eq(i(0)), s, select(q.eq(i(1)), c, select(q.eq(i(2)), -s, -c)))
+    if op is not Ops.COS:
+        out = select(fabs(x).lt(f(2.0 ** -27)), x, out)
+    return select(finite, out, f(float("nan")))
+
+
+# ---- sqrt -----------------------------------------------------------------------------------------
+
+def sqrt64(x: UOp) -> UOp:
+    """√x by Newton's iteration on 1/√x from a bit-trick guess, then one correction with the exact
+    residual x − y² (two_prod), which rounds as a correctly rounded square root does."""
+    tiny, huge = x.lt(f(2.0 ** -900)), f(2.0 ** 900).lt(x)
+    xs = select(tiny, x * 2.0 ** 200, select(huge, x * 2.0 ** -200, x))
+    xs = select(f(0.0).lt(x) & x.lt(f(float("inf"))), xs, f(1.0))
+    r = from_bits(i(0x5FE6EB50C7B537A9) - shr(to_bits(xs), 1))
+    for _ in range(4):
+        r = r * (1.5 - (xs * 0.5) * r * r)
+    y = xs * r
+    p, pe = two_prod(y, y)
+    y = y + ((xs - p) - pe) * r * 0.5
+    y = select(tiny, y * 2.0 ** -100, select(huge, y * 2.0 ** 100, y))
+    y = select(x.eq(f(0.0)) | x.eq(f(float("inf"))), x, y)
+    return select(x.lt(f(0.0)) | is_nan(x), f(float("nan")), y)
+
+
+# ---- dispatch ------------------------------------------------------------------------------------
+
+UNARY = {Ops.EXP: exp64, Ops.EXP2: exp2_64, Ops.EXPM1: expm1_64, Ops.LOG: log64, Ops.LOG2: log2_64,
+         Ops.LOG1P: log1p64, Ops.TANH: tanh64, Ops.SQRT: sqrt64}
+
+
+def decompose(u: UOp) -> UOp | None:
+    """The arithmetic graph computing `u` (a float32 or float64 transcendental op), or None."""
+    d = u.dtype
+    if d.count != 1 or d not in (dtypes.float32, dtypes.float64):
+        return None
+    src = [s.cast(F64) for s in u.src]
+    if u.op in UNARY:
+        out = UNARY[u.op](src[0])
+    elif u.op in (Ops.SIN, Ops.COS, Ops.TAN):
+        out = trig64(src[0], u.op, 127 if d is dtypes.float32 else 1023)
+    elif u.op is Ops.POW:
+        out = pow64(src[0], src[1])
+    else:
+        return None
+    return out.cast(d)
