@@ -136,12 +136,30 @@ class CRenderer:
                     f"(a < 0 ? -1 : 0) : ({t})(a >> b); }}")
         return f"{self.helper(name, body)}({a}, {b})"
 
+    def select(self, d: DType, c: str, a: str, b: str) -> str:
+        """c ? a : b as a bit blend, which gcc keeps branch-free: with many selects in a loop (the
+        decomposed transcendentals), gcc's jump threading otherwise turns ?: into branches with
+        many-way joins that its if-conversion gives up on, and the loop is not vectorised."""
+        t = c_type(d)
+        name = f"lz_where_{d.name}"
+        if d.is_int:
+            body = f"static inline {t} {name}(bool c, {t} a, {t} b) {{ {t} m = -({t})c; return (a & m) | (b & ~m); }}"
+        else:
+            it = "int64_t" if d.itemsize == 8 else "int32_t"
+            body = (f"static inline {t} {name}(bool c, {t} a, {t} b) {{ {it} ia, ib, m = -({it})c; "
+                    f"__builtin_memcpy(&ia, &a, sizeof ia); __builtin_memcpy(&ib, &b, sizeof ib); "
+                    f"ia = (ia & m) | (ib & ~m); __builtin_memcpy(&a, &ia, sizeof a); return a; }}")
+        return f"{self.helper(name, body)}({c}, {a}, {b})"
+
     def minmax(self, d: DType, a: str, b: str, is_max: bool) -> str:
         t = c_type(d)
         name = f"lz_{'max' if is_max else 'min'}_{d.name}"
         cmp = ">" if is_max else "<"
-        nan = "a != a || " if d.is_float else ""
-        body = f"static inline {t} {name}({t} a, {t} b) {{ return ({nan}a {cmp} b) ? a : b; }}"
+        if d.is_float:   # NaN propagates; a blend, as for WHERE, keeps it branch-free
+            pick = self.select(d, f"(a != a) | (a {cmp} b)", "a", "b")
+            body = f"static inline {t} {name}({t} a, {t} b) {{ return {pick}; }}"
+        else:
+            body = f"static inline {t} {name}({t} a, {t} b) {{ return (a {cmp} b) ? a : b; }}"
         return f"{self.helper(name, body)}({a}, {b})"
 
     def int_pow(self, d: DType, a: str, b: str) -> str:
@@ -167,6 +185,10 @@ class CRenderer:
         op, d = u.op, u.dtype
         sd = u.src[0].dtype if u.src else d
         if op is Ops.WHERE:
+            if (d.is_float or d.is_int) and d.itemsize >= 4 and not isinstance(d, dtypes.PtrDType):
+                return self.select(d, a[0], a[1], a[2])
+            if d.is_bool:
+                return f"(({a[0]} & {a[1]}) | (!{a[0]} & {a[2]}))"
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if op is Ops.MULACC:
             return self.wrap(d, f"({a[0]} * {a[1]} + {a[2]})")
@@ -200,6 +222,8 @@ class CRenderer:
             c = u.src[1]
             if c.op is Ops.CONST and 0 <= c.arg < d.bits and (op is Ops.SHR or d.is_unsigned):
                 return self.wrap(d, f"({a[0]} {'<<' if op is Ops.SHL else '>>'} {a[1]})")
+            if c.op is Ops.CONST and 0 <= c.arg < d.bits and d in UNSIGNED_OF:
+                return self.wrap(d, f"(({c_type(d)})(({UNSIGNED_OF[d]}){a[0]} << {a[1]}))")
             return self.shift(d, a[0], a[1], op is Ops.SHL)
         if op is Ops.POW:
             return self.int_pow(d, a[0], a[1])

@@ -1,0 +1,72 @@
+"""Native (libm) against approximated (codegen stage 18) transcendental functions on the C backend.
+
+For each function and dtype: one compiled kernel over 2^20 elements, the median time of 9 runs
+for transcendentals="native" and ="approx", and NumPy's time for the same work. Prints a table of
+ns per element and the ratio native/approx (above 1: the approximation is faster). The C
+renderer's default (`CRenderer.transcendentals`) is whichever wins on most functions here.
+
+    python bench/transcendentals.py
+"""
+import sys
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
+
+from bench.common import median_time, table  # noqa: E402
+from lazyarr import dtypes  # noqa: E402
+from lazyarr.compiler.codegen import generate  # noqa: E402
+from lazyarr.compiler.render_c import CRenderer  # noqa: E402
+from lazyarr.compiler.uop import Ops, UOp  # noqa: E402
+from lazyarr.runtime.device import get_device  # noqa: E402
+
+FUNCTIONS = {Ops.EXP: np.exp, Ops.EXP2: np.exp2, Ops.EXPM1: np.expm1, Ops.LOG: np.log, Ops.LOG2: np.log2,
+             Ops.LOG1P: np.log1p, Ops.SIN: np.sin, Ops.COS: np.cos, Ops.TAN: np.tan, Ops.TANH: np.tanh,
+             Ops.POW: np.power}
+N = 1 << 20
+
+
+class _Buffer:
+    def __init__(self, a):
+        self.storage = a
+
+
+def kernel(op, dt, mode):
+    idx, true = dtypes.index, UOp.const(dtypes.bool_, True)
+    nargs = 2 if op is Ops.POW else 1
+    gs = [UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(dt), (), k) for k in range(nargs + 1)]
+    r = UOp(Ops.RANGE, idx, (UOp.const(idx, N),), 0)
+    loads = [UOp(Ops.LOAD, dt, (UOp(Ops.INDEX, g.dtype, (g, r, true)),)) for g in gs[1:]]
+    st = UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, gs[0].dtype, (gs[0], r, true)), UOp(op, dt, tuple(loads))))
+    sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.END, dtypes.void, (st, r)),))
+    ks = generate(sink, CRenderer(), name=f"bench_{op.name.lower()}_{dt}_{mode}", transcendentals=mode)
+    return get_device("cpu").compile(ks.name, ks.source)
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    rows, wins = [], 0
+    for dt in (dtypes.float32, dtypes.float64):
+        for op, fn in FUNCTIONS.items():
+            lo, hi = {Ops.LOG: (0, 100), Ops.LOG2: (0, 100), Ops.LOG1P: (-0.9, 100), Ops.POW: (0, 4)}.get(op, (-10, 10))
+            args = [rng.uniform(lo, hi, N).astype(dt.np) for _ in range(2 if op is Ops.POW else 1)]
+            out = np.empty(N, dt.np)
+            bufs = [_Buffer(out)] + [_Buffer(a) for a in args]
+            times = {}
+            for mode in ("native", "approx"):
+                prog = kernel(op, dt, mode)
+                times[mode] = median_time(lambda i: prog(bufs), runs=9)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                times["numpy"] = median_time(lambda i: fn(*args, out=out), runs=9)
+            ratio = times["native"] / times["approx"]
+            wins += ratio > 1
+            rows.append([op.name.lower(), dt, *(f"{times[m] / N * 1e9:.2f}" for m in ("native", "approx", "numpy")),
+                         f"{ratio:.2f}"])
+    print(table(rows, ["function", "dtype", "native ns/elem", "approx ns/elem", "numpy ns/elem", "native/approx"]))
+    print(f"approx faster on {wins} of {len(rows)}")
+
+
+if __name__ == "__main__":
+    main()
