@@ -106,6 +106,15 @@ def backward(self: Tensor, gradient: Any = None) -> None:
             g = const(0.0, t.dtype, t.shape)
         grad = wrap(g, t.device)
         t.grad = grad if t.grad is None else t.grad + grad
+    # as in PyTorch, the graph is not kept for a second backward: once realized, self keeps only its
+    # value; an optimizer's step realizes it with the update, so that it need not be recomputed
+    self._released = True
+    if not self.is_realized:
+        pending_outputs.add(self)
+
+
+# tensors whose backward() ran and that are not realized yet (see Optimizer.step)
+pending_outputs: weakref.WeakSet = weakref.WeakSet()
 
 
 class no_grad:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from lazyarr.autograd import no_grad
+from lazyarr.autograd import no_grad, pending_outputs
 from lazyarr.creation import asarray, zeros_like
 from lazyarr.elementwise import sqrt
 from lazyarr.tensor import Tensor, realize
@@ -32,10 +32,20 @@ class Optimizer:
             p.grad = None if set_to_none or p.grad is None else zeros_like(p)
 
     def step(self) -> None:
+        """Update the parameters. One schedule computes the updates, the new state, the gradients
+        and the outputs whose backward() produced them (a loss printed after the step is not
+        computed again), and the graphs are let go of, so the updates run in place."""
         self.steps += 1
+        with_grad = [p for p in self.params if p.grad is not None]
+        grads = [p.grad for p in with_grad]
         with no_grad():
-            state = [t for p in self.params if p.grad is not None for t in self._update(p, p.grad)]
-        realize(*(p for p in self.params if p.grad is not None), *state)
+            state = [t for p in with_grad for t in self._update(p, p.grad)]
+        outputs = list(pending_outputs)
+        pending_outputs.clear()
+        for g in grads:   # used by the step: no further gradients through them, keep only values
+            g._released = True
+        # readers of the old parameters first, so that the updates can take over their storage
+        realize(*outputs, *grads, *state, *with_grad)
 
     def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
         """Rebind p to its updated value; return the state tensors that changed."""

@@ -45,13 +45,13 @@ def grad_leaf_nodes() -> set[UOp]:
 
 class Tensor:
     """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
-    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "__weakref__")
+    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_released", "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False):
         from lazyarr.creation import asarray
         t = asarray(data, dtype=dtype, device=device)
-        self._uop, self.device, self._leaf_grad, self.grad = t.uop, t.device, False, None
+        self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
         if requires_grad:
             self.requires_grad_()
 
@@ -62,7 +62,7 @@ class Tensor:
             if graph_requires_grad(uop):
                 uop = UOp(Ops.DETACH, uop.dtype, (uop,))
         t = object.__new__(cls)
-        t._uop, t.device, t._leaf_grad, t.grad = uop, device, False, None
+        t._uop, t.device, t._leaf_grad, t.grad, t._released = uop, device, False, None, False
         return t
 
     @property
@@ -244,21 +244,23 @@ class Tensor:
     def __setstate__(self, state):
         from lazyarr.creation import asarray
         t = asarray(np.array(state["data"]), device=state["device"])
-        self._uop, self.device, self._leaf_grad, self.grad = t.uop, t.device, False, None
+        self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
 
 
 def realize(*tensors: Tensor) -> None:
     """Compute several tensors in one schedule, so shared work runs once."""
-    from lazyarr.compiler.schedule import is_buffer_view, realize_all, realized
+    from lazyarr.compiler.schedule import is_buffer_view, realized, run, schedule_realize
     todo = [t for t in tensors if not is_buffer_view(t.uop) and t.uop not in realized]
     if not todo:
         return
-    views = realize_all([(t.uop, t.device) for t in todo])
+    views, items = schedule_realize([(t.uop, t.device) for t in todo])
     for t in todo:
-        # a tensor that gradients flow through keeps its computation (its value is found through
-        # `realized`); any other drops it, freeing the graph
-        if t._leaf_grad or not t.requires_grad:
+        # a tensor that gradients may still flow through keeps its computation (its value is found
+        # through `realized`); any other drops it, freeing the graph
+        if t._leaf_grad or not t.requires_grad or t._released:
             t.uop = views[t.uop]
+    del views   # the graphs are let go of before the kernels run: their buffers may be reused
+    run(items)
 
 
 # ---- graph-building helpers used by the namespace modules ------------------------------------

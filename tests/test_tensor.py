@@ -13,7 +13,7 @@ from lazyarr.runtime import executor
 def count_runs(monkeypatch):
     runs = []
     real = executor.run
-    monkeypatch.setattr(executor, "run", lambda items: (runs.append(len(items)), real(items)))
+    monkeypatch.setattr(executor, "run", lambda items, *rest: (runs.append(len(items)), real(items, *rest)))
     return runs
 
 

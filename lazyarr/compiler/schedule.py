@@ -26,7 +26,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.prepare import prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
-from lazyarr.compiler.uop import Ops, UOp, _arg_key
+from lazyarr.compiler.symbolic import simplify
+from lazyarr.compiler.uop import Ops, UOp, _arg_key, node_exists
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device
 
@@ -70,6 +71,11 @@ class ScheduleItem:
                 _kernel_sources[key] = generate(self.ast, self.device.renderer)
             self._kernel = _kernel_sources[key]
         return self._kernel
+
+    @property
+    def inplace(self) -> tuple[int, ...]:
+        """The arguments the kernel reads only at the index it stores to (see `inplace_args`)."""
+        return inplace_args(self.ast)
 
     @property
     def name(self) -> str:
@@ -250,11 +256,46 @@ def _graph_device(u: UOp) -> Device | None:
     return None
 
 
-def realize_all(outputs: list[tuple[UOp, Device]]) -> dict[UOp, UOp]:
-    """Compute `outputs` and return each one's buffer view."""
-    from lazyarr.runtime.executor import run
+_inplace: dict[UOp, tuple[int, ...]] = {}
+
+
+def inplace_args(ast: UOp) -> tuple[int, ...]:
+    """The argument positions (besides the output, 0) that a kernel with one ungated store reads
+    only at the index it stores to: each element is read before the same element is written, so
+    the output may use the argument's storage."""
+    if ast in _inplace:
+        return _inplace[ast]
+    nodes = ast.toposort()
+    stores = [u for u in nodes if u.op is Ops.STORE]
+    out: tuple[int, ...] = ()
+    if len(stores) == 1 and stores[0].src[0].src[-1].is_const(True):
+        target = simplify(stores[0].src[0].src[1])
+        reads: dict[int, set] = {}
+        for u in nodes:
+            if u.op is Ops.LOAD:
+                ix = u.src[0]
+                reads.setdefault(ix.src[0].arg, set()).add((simplify(ix.src[1]), ix.src[-1].is_const(True)))
+        out = tuple(k for k, r in sorted(reads.items()) if k != 0 and r == {(target, True)})
+    _inplace[ast] = out
+    return out
+
+
+def buffer_readable(b: Buffer) -> bool:
+    """Whether any graph can still read buffer b (its BUFFER node is alive)."""
+    return node_exists(Ops.BUFFER, b.dtype, (), b)
+
+
+def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp], list[ScheduleItem]]:
+    """The views the outputs will have and the kernels that fill them; `realized` learns the
+    views now (it holds nodes weakly). Run the kernels with `run` once the caller has let go of
+    the graphs it no longer needs, so that their buffers' storage can be reused."""
     sched = create_schedule(outputs)
-    run(sched.items)
     for p, v in list(sched.buffers.items()) + list(sched.views.items()):
-        realized[p] = v
-    return sched.views
+        if p is not v:
+            realized[p] = v
+    return sched.views, sched.items
+
+
+def run(items: list[ScheduleItem]) -> None:
+    from lazyarr.runtime.executor import run as execute
+    execute(items, buffer_readable)

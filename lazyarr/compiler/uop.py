@@ -240,6 +240,11 @@ class UOp:
         return self.op is Ops.CONST and (value is None or self.arg == value)
 
 
+def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
+    """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
+    return _interned.get((op, dtype, src, _arg_key(arg))) is not None
+
+
 def pretty(u: UOp, limit: int = 60) -> str:
     """A readable listing of the graph under `u`, one node per line, shared nodes named once."""
     order = u.toposort()

@@ -89,7 +89,8 @@ class CPUDevice(Device):
         return raw[offset:offset + nbytes].view(dtype.np)
 
     def to_numpy(self, storage: np.ndarray, size: int, dtype: DType) -> np.ndarray:
-        return storage
+        # storage may have been handed over from a buffer of another dtype of the same size
+        return storage if storage.dtype == dtype.np else storage.view(dtype.np)
 
     def copyin(self, storage: np.ndarray, data: np.ndarray) -> None:
         storage[...] = data

@@ -61,10 +61,13 @@ class Device:
 
 class Buffer:
     """`size` elements of `dtype` on `device`, allocated when first needed."""
-    __slots__ = ("device", "size", "dtype", "storage", "__weakref__")
+    __slots__ = ("device", "size", "dtype", "storage", "base", "__weakref__")
 
-    def __init__(self, device: Device, size: int, dtype: DType, storage: Any = None):
+    def __init__(self, device: Device, size: int, dtype: DType, storage: Any = None, base: Any = None):
+        # base: memory this buffer wraps but does not own (given storage, e.g. asarray(copy=False)):
+        # never handed to another buffer
         self.device, self.size, self.dtype, self.storage = device, size, dtype, storage
+        self.base = storage if base is None else base
 
     def __repr__(self) -> str:
         state = "allocated" if self.storage is not None else "unallocated"
@@ -78,6 +81,11 @@ class Buffer:
         if self.storage is None:
             self.storage = self.device.allocate(self.size, self.dtype)
         return self
+
+    def take_storage(self, other: Buffer) -> None:
+        """Use `other`'s storage (of the same size): the kernel about to run reads `other` there
+        and nothing reads it afterwards."""
+        self.storage = other.storage
 
     def numpy(self) -> np.ndarray:
         self.ensure_allocated()
