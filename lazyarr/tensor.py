@@ -250,7 +250,8 @@ class Tensor:
 def realize(*tensors: Tensor) -> None:
     """Compute several tensors in one schedule, so shared work runs once."""
     from lazyarr.compiler.schedule import is_buffer_view, realized, run, schedule_realize
-    todo = [t for t in tensors if not is_buffer_view(t.uop) and t.uop not in realized]
+    unique = list({id(t): t for t in tensors}.values())
+    todo = [t for t in unique if not is_buffer_view(t.uop) and t.uop not in realized]
     if not todo:
         return
     views, items = schedule_realize([(t.uop, t.device) for t in todo])
