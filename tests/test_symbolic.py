@@ -121,3 +121,52 @@ def test_simplification_preserves_values(data):
     s = simplify(e)
     for env in assignments(ranges):
         assert evaluate(s, env) == evaluate(e, env), (env,)
+
+
+# ---- stage 16's newer rules, one small graph before and after each ----
+
+def var(name, lo, hi, d=idx):
+    return UOp(Ops.DEFINE_VAR, d, (), (name, lo, hi))
+
+
+def test_signs_move_out_of_sums_and_products():
+    x, y = var("x", -9, 9), var("y", -9, 9)
+    assert simplify(x - (-y)) is simplify(x + y)
+    assert simplify((-x) * (-y)) is x * y
+    assert simplify(-(-x)) is x
+
+
+def test_comparisons_move_constants_when_nothing_wraps():
+    x = var("x", 0, 100)
+    assert simplify((x + 5).lt(12)) is x.lt(7)
+    assert simplify((x * 4).lt(10)) is x.lt(3)
+    assert simplify((x + 3).eq(10)) is x.eq(7)
+    assert simplify(x.lt(5) & x.lt(9)) is x.lt(5)
+    assert simplify(x.lt(3) & UOp.const(idx, 5).lt(x)).arg is False
+
+
+def test_where_of_a_comparison_is_min_or_max():
+    x, y = var("x", -9, 9), var("y", -9, 9)
+    assert simplify(x.lt(y).where(x, y)) is x.minimum(y)
+    assert simplify(x.lt(y).where(y, x)) is x.maximum(y)
+
+
+def test_nested_division_and_modulo():
+    x = var("x", -1000, 1000)
+    assert simplify((x // 4) // 3) is x // 12
+    assert simplify((x % 12) % 4) is x % 4
+    assert simplify(x - (x // 8) * 8) is x % 8
+    r = rng(16)
+    assert simplify((r % 16) // 16) is c(0)          # range-aware: r < 16
+
+
+def test_gep_pushes_through_alu_ops():
+    lanes = [var(n, 0, 9, dtypes.int32) for n in "abcd"]
+    v = UOp(Ops.VECTORIZE, dtypes.int32.vec(4), tuple(lanes))
+    two = UOp(Ops.CONST, dtypes.int32.vec(4), (), 2)
+    before = UOp(Ops.GEP, dtypes.int32, ((v + v) * two,), (1,))
+    assert simplify(before) is (lanes[1] * 2) * 2 or simplify(before) is lanes[1] * 4
+    from lazyarr.compiler.symbolic import gep_alu
+    ptr = UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(dtypes.int32), (), 0)
+    pointer_alu = UOp(Ops.ADD, ptr.dtype, (ptr, ptr))
+    assert gep_alu(UOp(Ops.GEP, ptr.dtype, (pointer_alu,), (0,)), pointer_alu) is None   # not through pointers

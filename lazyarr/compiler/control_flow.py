@@ -1,14 +1,20 @@
 """Stage 20, control flow: make the order of loops explicit as edges of the graph.
 
 After stage 19 each RANGE is closed by exactly one END. The ranges an END still runs inside of
-(`END.ranges`) are the loops that enclose this one. Two kinds of edges are added to each RANGE:
-- nested: a RANGE takes every enclosing RANGE as a source, so an inner loop opens inside its
-  outer loops;
-- dependent siblings: loops with the same enclosing ranges run one after another; the later one's
-  RANGE takes the earlier one's END as a source. A loop whose body reads what another computes
-  (through its END) comes after it; loops that do not depend on each other are ordered by range
-  number, which keeps the order deterministic.
-Independent loops in different enclosing loops need no edge.
+(`END.ranges`) are the loops that enclose this one. Two loops stand in one of three
+relationships (`relationship(a, b, sink)` names it):
+- nested: one runs inside the other. The inner RANGE takes every enclosing RANGE as a source, so
+  an inner loop opens inside its outer loops (and closes before them);
+- dependent siblings: both have the same enclosing loops and one's body reads what the other
+  computes (its END is an ancestor of the other loop's END). The later loop's RANGE takes the
+  earlier loop's END as a source: it opens only after that loop has closed;
+- independent: neither nests in the other and neither reads the other. In different enclosing
+  loops they need no edge. Under the same enclosing loops they could run in any order (or in
+  parallel), but a sequential renderer cannot interleave two loop bodies, so they are chained
+  too, by range number, which keeps the kernel deterministic; any such order is valid.
+Siblings are ordered so that every dependency is respected (the first by number among those
+that depend on no loop still left), and each RANGE gets an edge to the END of the sibling just
+before it. Nothing else in the graph changes.
 """
 from __future__ import annotations
 
@@ -51,3 +57,13 @@ def add_control_flow(sink: UOp) -> UOp:
             if deps:
                 edges[r.arg] = deps
     return graph_rewrite(sink, PatternMatcher([(UPat(Ops.RANGE, name="r"), _add_edges)]), ctx=edges)
+
+
+def relationship(a: UOp, b: UOp, sink: UOp) -> str:
+    """'nested', 'dependent' or 'independent': how the loops of RANGEs a and b relate in `sink`
+    (after stage 19: one END per range)."""
+    end_of = {u.src[1]: u for u in sink.toposort() if u.op is Ops.END}
+    if a in end_of[b].ranges or b in end_of[a].ranges:
+        return "nested"
+    reads = lambda x, y: any(u is end_of[y] for u in end_of[x].toposort())   # noqa: E731
+    return "dependent" if reads(a, b) or reads(b, a) else "independent"

@@ -37,7 +37,13 @@ INFIX = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.CMPLT: "<"
 def c_type(d: DType) -> str:
     if isinstance(d, dtypes.PtrDType):
         return c_type(d.base) + "*"
+    if isinstance(d, dtypes.VecDType):
+        return f"lz_{d.name}"                   # a gcc vector type, declared by vector_typedef
     return C_TYPES[d]
+
+
+def vector_typedef(d: DType) -> str:
+    return f"typedef {C_TYPES[d.scalar]} {c_type(d)} __attribute__((vector_size({d.itemsize})));"
 
 
 def c_literal(v, d: DType) -> str:
@@ -184,6 +190,8 @@ class CRenderer:
     def alu(self, u: UOp, a: list[str]) -> str:
         op, d = u.op, u.dtype
         sd = u.src[0].dtype if u.src else d
+        if isinstance(d, dtypes.VecDType) or op is Ops.GEP:
+            return self.vector(u, a)
         if op is Ops.WHERE:
             if (d.is_float or d.is_int) and d.itemsize >= 4 and not isinstance(d, dtypes.PtrDType):
                 return self.select(d, a[0], a[1], a[2])
@@ -231,6 +239,22 @@ class CRenderer:
             expr = f"({a[0]} {INFIX[op]} {a[1]})"
             return expr if op in GroupOp.Comparison else self.wrap(d, expr)
         raise NotImplementedError(f"the C renderer has no {op.name} for {d}")
+
+    def vector(self, u: UOp, a: list[str]) -> str:
+        """gcc vector extensions: VECTORIZE is a compound literal, GEP of one lane a subscript, and
+        the arithmetic operators act lane by lane. Other ops on vectors are not rendered yet."""
+        for x in (u, *u.src):
+            if isinstance(x.dtype, dtypes.VecDType):
+                self.helper(c_type(x.dtype), vector_typedef(x.dtype))
+        if u.op is Ops.VECTORIZE:
+            return f"(({c_type(u.dtype)}){{{', '.join(a)}}})"
+        if u.op is Ops.GEP and len(u.arg) == 1:
+            return f"({a[0]}[{u.arg[0]}])"
+        if u.op in (Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.AND, Ops.OR, Ops.XOR):
+            return f"({a[0]} {INFIX[u.op]} {a[1]})"
+        if u.op is Ops.NEG:
+            return f"(-{a[0]})"
+        raise NotImplementedError(f"the C renderer has no {u.op.name} for {u.dtype}")
 
     # ---- the kernel -------------------------------------------------------------------------
     def render(self, name: str, program: list[UOp]) -> str:

@@ -603,6 +603,8 @@ symbolic = symbolic_simple + PatternMatcher([
     (_op(Ops.IDIV, xi, c1), lambda x, a: x.const_like(0) if a.arg != 0 and -abs(a.arg) < x.vmin and x.vmax < abs(a.arg) else None),
     (_op(Ops.MOD, xi, c1), lambda x, a: x if a.arg != 0 and -abs(a.arg) < x.vmin and x.vmax < abs(a.arg) else None),
     # 8. sums of integers, canonical with the constant last
+    (_op(Ops.SUB, xi, _op(Ops.MUL, _op(Ops.IDIV, xi, c1), c1)), lambda x, a: x % a if a.arg else None),  # x-(x//a)·a → x%a
+    (_op(Ops.SUB, xi, _op(Ops.MOD, xi, c1)), lambda x, a: (x // a) * a if a.arg else None),   # x-x%a → (x//a)·a
     (P((Ops.ADD, Ops.SUB), INTS, name="u"), normalize_sum),
     (_op(Ops.MUL, c1, xi, dtype=INTS), lambda a, x: x * a if x.op is not Ops.CONST else None),    # a·x → x·a
     (_op(Ops.MUL, _op(Ops.MUL, xi, c1), c2), lambda x, a, b: x * (a.arg * b.arg)),  # (x·a)·b → x·(a·b)
@@ -630,8 +632,6 @@ symbolic = symbolic_simple + PatternMatcher([
      lambda x, a: (x // -a.arg).alu(Ops.NEG) if a.arg < -1 and a.arg != dtypes.min_value(x.dtype) else None),
     (_op(Ops.MOD, P.var("x", SIGNED), c1),                                          # x%(-a) → x%a
      lambda x, a: x % -a.arg if a.arg < -1 and a.arg != dtypes.min_value(x.dtype) else None),
-    (_op(Ops.SUB, xi, _op(Ops.MUL, _op(Ops.IDIV, xi, c1), c1)), lambda x, a: x % a if a.arg else None),  # x-(x//a)·a → x%a
-    (_op(Ops.SUB, xi, _op(Ops.MOD, xi, c1)), lambda x, a: (x // a) * a if a.arg else None),   # x-x%a → (x//a)·a
     (P((Ops.IDIV, Ops.MOD), SIGNED, src=(xi, P.cvar("c")), name="u"), fold_div_mod),
     # 10. vectors
     (_op(Ops.GEP, P(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="alu"), name="g"), gep_alu),   # GEP(op(a,b)) → op(GEP a, GEP b)
