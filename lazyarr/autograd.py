@@ -35,6 +35,8 @@ def graph_requires_grad(u: UOp) -> bool:
     known = _needs_grad.get(u)
     if known is not None:
         return known
+    if u.op is Ops.DETACH or not u.dtype.is_inexact:
+        return False
     leaves = _tensor.grad_leaf_nodes()
     if all(s in _needs_grad for s in u.src):   # the common case: a node built on known nodes
         known = u.dtype.is_inexact and u.op is not Ops.DETACH and (u in leaves or any(_needs_grad[s] for s in u.src))

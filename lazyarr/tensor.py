@@ -57,10 +57,8 @@ class Tensor:
 
     @classmethod
     def _from_uop(cls, uop: UOp, device: Device) -> Tensor:
-        if grad_mode.disabled:
-            from lazyarr.autograd import graph_requires_grad
-            if graph_requires_grad(uop):
-                uop = UOp(Ops.DETACH, uop.dtype, (uop,))
+        if grad_mode.disabled and uop.op is not Ops.DETACH and uop.dtype.is_inexact:
+            uop = UOp(Ops.DETACH, uop.dtype, (uop,))   # cheaper than asking whether it needs one
         t = object.__new__(cls)
         t._uop, t.device, t._leaf_grad, t.grad, t._released = uop, device, False, None, False
         return t
