@@ -324,6 +324,8 @@ OP_DEFS: dict[Ops, OpDef] = {
     Ops.BITCAST: Bitcast(),
     Ops.REDUCE_AXIS: ReduceAxis(),
     Ops.GATHER: Gather(),
+    Ops.PARAM: Leaf(Ops.PARAM, lambda u: u.arg[1]),
+    Ops.CALL_RESULT: Leaf(Ops.CALL_RESULT, lambda u: u.src[0].arg.result_shapes[u.arg]),   # no gradient
 }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 from lazyarr import dtypes
 from lazyarr.compiler.codegen import KernelSource, generate
@@ -29,7 +30,7 @@ from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp, _arg_key, node_exists
 from lazyarr.dtypes import DType
-from lazyarr.runtime.device import Buffer, Device
+from lazyarr.runtime.device import Buffer, Device, get_device
 
 # computed node → the view of the buffer holding its value
 realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
@@ -91,11 +92,14 @@ class ScheduleItem:
 
 def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list[UOp]:
     """The nodes that get buffers of their own, in dependency order: the outputs, CONTIGUOUS and
-    COPY nodes, and `extra` (reductions that rangeify found would be computed redundantly)."""
+    COPY nodes, the results of calls and their inputs that are not whole buffers, and `extra`
+    (reductions that rangeify found would be computed redundantly)."""
     sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
     order = sink.toposort(is_buffer_view)
     points = {r for r in roots if not is_buffer_view(r)} | set(extra)
-    points |= {u for u in order if u.op in (Ops.CONTIGUOUS, Ops.COPY) and not is_buffer_view(u)}
+    points |= {u for u in order if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.CALL_RESULT) and not is_buffer_view(u)}
+    # a call reads whole buffers: any other input is materialised first
+    points |= {s for u in order if u.op is Ops.CALL for s in u.src if not is_buffer_view(s)}
     return [u for u in order if u in points]
 
 
@@ -158,7 +162,8 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
 
     def buf(ref: tuple[str, int]) -> Buffer:
         return inputs[ref[1]] if ref[0] == "in" else new[ref[1]]
-    items = [ScheduleItem(ast, [buf(r) for r in refs], device) for ast, refs, device in entry.kernels]
+    items = [(ScheduleItem if isinstance(ast, UOp) else CallItem)(ast, [buf(r) for r in refs], device)
+             for ast, refs, device in entry.kernels]
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points)
@@ -216,7 +221,14 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
         items: list[ScheduleItem] = []
         replaced: dict[UOp, UOp] = {}
         found: set[UOp] = set()
+        calls: dict[UOp, CallItem] = {}
         for p in points:
+            if p.op is Ops.CALL_RESULT:
+                call = p.src[0]
+                if call not in calls:
+                    calls[call] = _call_item(call, buffers, views, replaced)
+                    items.append(calls[call])
+                continue
             if p.size == 0:
                 continue
             if p.op in (Ops.CONTIGUOUS, Ops.COPY):
@@ -233,6 +245,20 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
         extra |= {back.get(r, r) for r in found}
     out_views = {orig: views.get(r, r) for (orig, _), r in zip(outputs, roots)}
     return Schedule(items, out_views, views)
+
+
+def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], replaced: dict[UOp, UOp]) -> CallItem:
+    """The item running a CALL: its results' buffers (unread results get buffers too), its inputs'
+    buffers, and a buffer for each written input's new value."""
+    spec = call.arg
+    device = next((buffers[s].device for s in call.src if s in buffers), None) or _graph_device(call) or get_device()
+    results = []
+    for i, dtype in enumerate(spec.result_dtypes):
+        node = UOp(Ops.CALL_RESULT, dtype, (call,), i)
+        results.append(buffers.get(node) or Buffer(device, node.size, dtype))
+    inputs = [view_buffer(_replace_points(s, views, replaced)) for s in call.src]
+    n_out = len(spec.outputs)
+    return CallItem(spec, results[:n_out] + inputs + results[n_out:], device)
 
 
 def _replace_points(u: UOp, views: dict[UOp, UOp], done: dict[UOp, UOp]) -> UOp:
@@ -254,6 +280,43 @@ def _graph_device(u: UOp) -> Device | None:
         if n.op is Ops.COPY:
             return n.arg
     return None
+
+
+@dataclass
+class CallItem:
+    """A custom kernel or precompiled routine (`lazyarr.calls`): buffers are the new outputs, the
+    inputs, then the written inputs' new values."""
+    spec: Any
+    buffers: list[Buffer]
+    device: Device
+    inplace: tuple[int, ...] = ()
+
+    @property
+    def ast(self) -> Any:
+        return self.spec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def source(self) -> str:
+        from lazyarr.calls import c_wrapper
+        return c_wrapper(self.spec)[0] if self.spec.source is not None else f"<precompiled {self.spec.routine!r}>"
+
+    def arguments(self) -> list[Buffer]:
+        """The buffers in the callee's order: outputs, then inputs, each written one replaced by
+        the buffer of its new value."""
+        n_out, n_in = len(self.spec.outputs), len(self.spec.input_specs)
+        args = self.buffers[:n_out + n_in]
+        for j, i in enumerate(self.spec.writes):
+            args[n_out + i] = self.buffers[n_out + n_in + j]
+        return args
+
+    def written(self) -> list[tuple[Buffer, Buffer]]:
+        """(input, its new value's buffer) for each input the call writes through."""
+        n_out, n_in = len(self.spec.outputs), len(self.spec.input_specs)
+        return [(self.buffers[n_out + i], self.buffers[n_out + n_in + j]) for j, i in enumerate(self.spec.writes)]
 
 
 _inplace: dict[UOp, tuple[int, ...]] = {}

@@ -53,6 +53,9 @@ class Ops(Enum):
     CONTIGUOUS = auto(); COPY = auto(); DETACH = auto()
     # gather: src (x, i_0, ..., i_{n-1}), the value at out is x[i_0[out], ..., i_{n-1}[out]]
     GATHER = auto()
+    # calls: PARAM is a traced function's parameter (arg (index, shape)); CALL runs a custom or
+    # precompiled kernel on its sources (arg: the call's spec); CALL_RESULT is its i-th result
+    PARAM = auto(); CALL = auto(); CALL_RESULT = auto()
     # rangeify
     INDEX = auto(); REDUCE = auto()
     # kernel level
@@ -83,7 +86,7 @@ class GroupOp:
                              Ops.OR, Ops.XOR, Ops.HYPOT})
     Movement = frozenset({Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.PAD, Ops.SHRINK, Ops.FLIP})
     Elementwise = ALU | {Ops.CAST, Ops.BITCAST}
-    Leaf = frozenset({Ops.BUFFER, Ops.CONST, Ops.IOTA, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR})
+    Leaf = frozenset({Ops.BUFFER, Ops.CONST, Ops.IOTA, Ops.PARAM, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR})
 
 
 def _arg_key(arg: Any) -> Any:

@@ -68,8 +68,9 @@ class CPUProgram:
             raise CompileError(f"the compiled kernel has no function {name}", source)
         self.fn = _ffi.cast("void(*)(const uintptr_t*)", sym)
 
-    def __call__(self, buffers: list[Buffer]) -> None:
-        self.fn(_ffi.new("uintptr_t[]", [b.storage.ctypes.data for b in buffers]))
+    def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
+        """Run with the buffers' addresses, then `extra` words (a call's scalars), as arguments."""
+        self.fn(_ffi.new("uintptr_t[]", [b.storage.ctypes.data for b in buffers] + list(extra)))
 
 
 class CPUDevice(Device):

@@ -48,7 +48,8 @@ class Device:
         raise NotImplementedError
 
     def compile(self, name: str, source: str) -> Any:
-        """A callable program; calling it with a list of Buffers runs the kernel."""
+        """A callable program; calling it with a list of Buffers (and extra words, a call's
+        scalars) runs the kernel."""
         raise NotImplementedError
 
     @property

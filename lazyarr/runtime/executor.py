@@ -1,10 +1,19 @@
 """Run a schedule: compile each kernel (memory cache, then disk cache, then the compiler),
 allocate its buffers, and launch it, in order. With LAZYARR_DEBUG ≥ 1 each launch prints its
-kernel, size and time; with ≥ 2 the source too."""
+kernel, size and time; with ≥ 2 the source too.
+
+Storage is reused where it is safe: a kernel's new output takes over the storage of an argument
+it reads only elementwise at the output's index (`item.inplace`) when no later kernel uses that
+argument and no graph can read it anymore (`readable(buffer)` is false), so updates such as
+`p = p - lr * g` run in place. A call that writes through an input (`lazyarr.calls`) writes into
+the input's storage under the same condition, and into a copy of it otherwise.
+"""
 from __future__ import annotations
 
 import time
 from typing import Any, Callable
+
+import numpy as np
 
 from lazyarr import settings
 
@@ -15,15 +24,31 @@ def get_program(item: Any) -> Any:
     key = (item.device.name, item.source)
     prog = _programs.get(key)
     if prog is None:
-        prog = _programs[key] = item.device.compile(item.name, item.source)
+        prog = _programs[key] = _compile(item)
     return prog
 
 
+def _compile(item: Any) -> Any:
+    spec = getattr(item, "spec", None)
+    if spec is None:
+        return item.device.compile(item.name, item.source)
+    from lazyarr.calls import as_numpy_args, c_wrapper, scalar_bits
+    if spec.source is not None:
+        source, entry = c_wrapper(spec)
+        prog = item.device.compile(entry, source)
+        extra = [scalar_bits(v) for v in spec.scalars]
+        return lambda buffers: prog(buffers, extra)
+    if item.device.name != "cpu":
+        raise TypeError(f"precompiled routine {spec.name} runs on host memory; its inputs are on {item.device.name}")
+    return lambda buffers: spec.routine(*as_numpy_args(spec, buffers), *spec.scalars)
+
+
+def _reusable(b: Any, out: Any, i: int, last_use: dict[int, int], readable: Callable[[Any], bool]) -> bool:
+    return b.storage is not None and last_use[id(b)] == i and b.nbytes == out.nbytes and \
+        b.device is out.device and b.base is None and not readable(b)
+
+
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> None:
-    """Launch the kernels in order. A kernel's new output takes over the storage of an argument it
-    reads only elementwise at the output's index (`item.inplace`) when no later kernel uses that
-    argument and no graph can read it anymore (`readable(buffer)` is false): updates such as
-    `p = p - lr * g` then run in place, without allocating."""
     last_use: dict[int, int] = {}
     for i, item in enumerate(items):
         for b in item.buffers:
@@ -33,16 +58,21 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> N
         out = item.buffers[0]
         if out.storage is None:
             for k in item.inplace:
-                b = item.buffers[k]
-                if b.storage is not None and last_use[id(b)] == i and b.nbytes == out.nbytes and \
-                        b.device is out.device and b.base is None and not readable(b):
-                    out.take_storage(b)
+                if _reusable(item.buffers[k], out, i, last_use, readable):
+                    out.take_storage(item.buffers[k])
                     break
+        written = item.written() if hasattr(item, "written") else []
+        for src, dst in written:   # a call's written input: its storage if nothing reads it, else a copy
+            if dst.storage is None and _reusable(src, dst, i, last_use, readable):
+                dst.take_storage(src)
+            elif dst.storage is None:
+                dst.copyin(np.array(src.numpy(), copy=True))
         for b in item.buffers:
             b.ensure_allocated()
+        args = item.arguments() if hasattr(item, "arguments") else item.buffers
         if settings.debug >= 1:
             start = time.perf_counter()
-            prog(item.buffers)
+            prog(args)
             item.device.synchronize()
             elapsed = time.perf_counter() - start
             print(f"kernel {item.name:<28} {item.device.name:<9} {len(item.buffers)} bufs  "
@@ -50,4 +80,4 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> N
             if settings.debug >= 2:
                 print(item.source)
         else:
-            prog(item.buffers)
+            prog(args)

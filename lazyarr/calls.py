@@ -1,0 +1,249 @@
+"""Calls: functions traced once into graphs, kernels given as source, and precompiled routines.
+
+`function` (the decorator `lazyarr.function`) traces a Python function of tensors once per
+signature (shapes, dtypes and devices of its tensor arguments, and its other arguments) into a
+graph over PARAM nodes. Calling it again with tensors of that signature binds the parameters to
+the arguments (the body is inlined: its graph fuses with the caller's) instead of running the
+Python function again. With `compile=True` a call is compiled on its own: its results are
+computed when the call returns, in kernels of their own. `Function.trace(*args)` pins one
+signature; a pinned function raises ValueError, naming the parameter, for an argument that does
+not fit it (its size, shape or dtype).
+
+`custom_kernel` and `precompiled` make graph nodes of code lazyarr did not generate: a C kernel
+given as source, or a Python-callable routine (a library's). They declare their inputs, the
+new results they write, and the inputs they write through (`writes`). An input that is a whole
+buffer is passed as it is; any other view is first copied into new storage of its own. An input
+written through gets storage of its own, initialised with its value, unless nothing can read the
+input anymore, in which case the call writes into the input's storage. Results of calls carry no
+gradient.
+
+Raises ValueError for a misfit argument of a pinned function, and TypeError for arguments that
+are neither tensors nor hashable.
+"""
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from lazyarr import dtypes
+from lazyarr.compiler.patterns import substitute
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.dtypes import DType
+from lazyarr.runtime.device import get_device
+from lazyarr.tensor import Tensor, as_tensor, realize, wrap
+
+
+# ---- traced functions ------------------------------------------------------------------------
+
+def _flatten(x: Any) -> tuple[list[Tensor], Any]:
+    """The tensors in a (nested) tuple/list result, and a description to rebuild it."""
+    if isinstance(x, Tensor):
+        return [x], "T"
+    if isinstance(x, (tuple, list)):
+        parts = [_flatten(v) for v in x]
+        return [t for ts, _ in parts for t in ts], (type(x), tuple(spec for _, spec in parts))
+    raise TypeError(f"a traced function must return tensors (or tuples/lists of them), got {type(x).__name__}")
+
+
+def _unflatten(spec: Any, tensors: Sequence[Tensor]) -> Any:
+    it = iter(tensors)
+
+    def build(s: Any) -> Any:
+        if s == "T":
+            return next(it)
+        kind, parts = s
+        return kind(build(p) for p in parts)
+    return build(spec)
+
+
+@dataclass
+class _Trace:
+    params: tuple[UOp, ...]
+    outputs: tuple[UOp, ...]
+    devices: tuple[Any, ...]
+    structure: Any
+
+
+class Function:
+    """A Python function of tensors, traced once per signature (see the module's docs)."""
+
+    def __init__(self, fn: Callable[..., Any], compile: bool = False):
+        functools.update_wrapper(self, fn)
+        self.fn, self.compile = fn, compile
+        self.traces: dict[tuple, _Trace] = {}
+        self.pinned: tuple | None = None
+        self._names = list(getattr(fn, "__code__", None).co_varnames[:fn.__code__.co_argcount]) \
+            if hasattr(fn, "__code__") else []
+
+    def _signature(self, args: tuple) -> tuple:
+        sig = []
+        for a in args:
+            if isinstance(a, Tensor):
+                sig.append(("tensor", a.shape, a.dtype, a.device.name))
+            else:
+                try:
+                    hash(a)
+                except TypeError:
+                    raise TypeError(f"{self.__name__}: arguments must be tensors or hashable values, "
+                                    f"got {type(a).__name__}") from None
+                sig.append(("value", type(a), a))
+        return tuple(sig)
+
+    def _param_name(self, i: int) -> str:
+        return f"'{self._names[i]}' (parameter {i})" if i < len(self._names) else f"parameter {i}"
+
+    def trace(self, *args: Any) -> Function:
+        """Trace for the signature of `args` and pin it: later calls must fit it."""
+        self._trace(self._signature(args), args)
+        self.pinned = self._signature(args)
+        return self
+
+    def _trace(self, sig: tuple, args: tuple) -> _Trace:
+        params, traced_args = [], []
+        for i, (a, s) in enumerate(zip(args, sig)):
+            if s[0] == "tensor":
+                p = UOp(Ops.PARAM, a.dtype, (), (i, a.shape))
+                params.append(p)
+                traced_args.append(wrap(p, a.device))
+            else:
+                traced_args.append(a)
+        tensors, structure = _flatten(self.fn(*traced_args))
+        tr = _Trace(tuple(params), tuple(t.uop for t in tensors), tuple(t.device for t in tensors), structure)
+        self.traces[sig] = tr
+        return tr
+
+    def _check_fit(self, sig: tuple) -> None:
+        assert self.pinned is not None
+        if len(sig) != len(self.pinned):
+            raise ValueError(f"{self.__name__} takes {len(self.pinned)} arguments, got {len(sig)}")
+        for i, (got, want) in enumerate(zip(sig, self.pinned)):
+            if got == want:
+                continue
+            what = (f"a tensor of shape {want[1]} and dtype {want[2]} on {want[3]}" if want[0] == "tensor"
+                    else f"the value {want[2]!r}")
+            have = (f"shape {got[1]}, dtype {got[2]} on {got[3]}" if got[0] == "tensor" else repr(got[2]))
+            raise ValueError(f"{self.__name__}: argument {self._param_name(i)} does not fit: expected {what}, "
+                             f"got {have}")
+
+    def __call__(self, *args: Any) -> Any:
+        sig = self._signature(args)
+        if self.pinned is not None:
+            self._check_fit(sig)
+        tr = self.traces.get(sig) or self._trace(sig, args)
+        binding = {p: args[p.arg[0]].uop for p in tr.params}
+        sink = substitute(UOp(Ops.SINK, dtypes.void, tr.outputs), binding) if binding else \
+            UOp(Ops.SINK, dtypes.void, tr.outputs)
+        results = [wrap(u, d) for u, d in zip(sink.src, tr.devices)]
+        if self.compile:
+            realize(*results)
+        return _unflatten(tr.structure, results)
+
+
+def function(fn: Callable[..., Any] | None = None, *, compile: bool = False) -> Any:
+    """Decorator: trace `fn` once per signature and reuse its graph (see the module's docs)."""
+    if fn is None:
+        return lambda f: Function(f, compile=compile)
+    return Function(fn, compile=compile)
+
+
+# ---- custom kernels and precompiled calls ----------------------------------------------------
+
+@dataclass(frozen=True)
+class CallSpec:
+    """What a CALL node runs: `source` (C) with entry `name`, or `routine` (a Python callable);
+    `outputs` the new results' (shape, dtype); `writes` the inputs it writes through; `scalars`
+    extra arguments (ints and floats) passed after the buffers; `input_specs` the inputs'
+    (shape, dtype)."""
+    name: str
+    source: str | None
+    routine: Callable[..., Any] | None
+    input_specs: tuple[tuple[tuple[int, ...], DType], ...]
+    outputs: tuple[tuple[tuple[int, ...], DType], ...]
+    writes: tuple[int, ...]
+    scalars: tuple[Any, ...]
+
+    @property
+    def result_shapes(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(s for s, _ in self.outputs) + tuple(self.input_specs[i][0] for i in self.writes)
+
+    @property
+    def result_dtypes(self) -> tuple[DType, ...]:
+        return tuple(d for _, d in self.outputs) + tuple(self.input_specs[i][1] for i in self.writes)
+
+
+def _call(name: str, source: str | None, routine: Callable | None, inputs: Sequence[Any],
+          outputs: Sequence[tuple[Any, Any]], writes: Sequence[int], scalars: Sequence[Any]) -> Any:
+    ts = [as_tensor(x) for x in inputs]
+    device = ts[0].device if ts else get_device(None)
+    for t in ts:
+        if t.device is not device:
+            raise ValueError(f"{name}: inputs are on different devices: {device.name} and {t.device.name}")
+    outs = tuple((tuple(int(n) for n in shape), dtypes.as_dtype(dt)) for shape, dt in outputs)
+    writes = tuple(int(i) for i in writes)
+    for i in writes:
+        if not 0 <= i < len(ts):
+            raise ValueError(f"{name}: writes names input {i}, but there are {len(ts)} inputs")
+    for v in scalars:
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise TypeError(f"{name}: scalars must be Python ints or floats, got {type(v).__name__}")
+    spec = CallSpec(name, source, routine, tuple((t.shape, t.dtype) for t in ts), outs, writes, tuple(scalars))
+    call = UOp(Ops.CALL, dtypes.void, tuple(t.uop for t in ts), spec)
+    results = tuple(wrap(UOp(Ops.CALL_RESULT, d, (call,), i), device) for i, d in enumerate(spec.result_dtypes))
+    return results[0] if len(results) == 1 else results
+
+
+def custom_kernel(source: str, name: str, inputs: Sequence[Any], outputs: Sequence[tuple[Any, Any]] = (),
+                  writes: Sequence[int] = (), scalars: Sequence[Any] = ()) -> Any:
+    """A kernel given as C source: `void name(T0* out0, ..., const U0* in0, ..., scalars...)`, the
+    new results first, then the inputs (an input in `writes` as `U*`), then ints (`int64_t`) and
+    floats (`double`). Returns the results: the new outputs, then the written inputs' new values
+    (one tensor, or a tuple)."""
+    if not name.isidentifier():
+        raise ValueError(f"custom_kernel: {name!r} is not a C identifier")
+    return _call(name, source, None, inputs, outputs, writes, scalars)
+
+
+def precompiled(routine: Callable[..., Any], inputs: Sequence[Any], outputs: Sequence[tuple[Any, Any]] = (),
+                writes: Sequence[int] = (), scalars: Sequence[Any] = (), name: str | None = None) -> Any:
+    """A precompiled routine called as `routine(out0, ..., in0, ..., *scalars)` with NumPy arrays
+    over the buffers' memory (CPU): it fills the outputs and the written inputs."""
+    return _call(name or getattr(routine, "__name__", "routine"), None, routine, inputs, outputs, writes, scalars)
+
+
+def as_numpy_args(spec: CallSpec, buffers: Sequence[Any]) -> list[np.ndarray]:
+    """The arrays a precompiled routine receives: outputs, then inputs (buffers in that order)."""
+    shapes = [s for s, _ in spec.outputs] + [s for s, _ in spec.input_specs]
+    arrays = [b.numpy().reshape(s) for b, s in zip(buffers, shapes)]
+    for i, a in enumerate(arrays):
+        if i >= len(spec.outputs) and (i - len(spec.outputs)) not in spec.writes:
+            a.flags.writeable = False
+    return arrays
+
+
+def c_wrapper(spec: CallSpec) -> tuple[str, str]:
+    """The user's C source with an entry point of lazyarr's kernel convention (an array of
+    addresses; scalars travel as their bits), and the entry's name."""
+    from lazyarr.compiler.render_c import c_type
+    entry = f"lazyarr_call_{spec.name}"
+    args = [f"({c_type(d)}*)args[{i}]" for i, (_, d) in enumerate(spec.outputs)]
+    for j, (_, d) in enumerate(spec.input_specs):
+        const = "" if j in spec.writes else "const "
+        args.append(f"({const}{c_type(d)}*)args[{len(spec.outputs) + j}]")
+    first = len(spec.outputs) + len(spec.input_specs)
+    for k, v in enumerate(spec.scalars):
+        i = first + k
+        args.append(f"(int64_t)args[{i}]" if isinstance(v, int) else f"lz_as_double(args[{i}])")
+    helper = ("static inline double lz_as_double(uintptr_t bits) { union { uint64_t u; double d; } x; "
+              "x.u = (uint64_t)bits; return x.d; }")
+    return f"#include <stdint.h>\n{spec.source}\n{helper}\nvoid {entry}(const uintptr_t* args) {{ {spec.name}({', '.join(args)}); }}\n", entry
+
+
+def scalar_bits(v: Any) -> int:
+    """A scalar argument as the unsigned word the kernel receives."""
+    if isinstance(v, int):
+        return v & ((1 << 64) - 1)
+    return struct.unpack("<Q", struct.pack("<d", float(v)))[0]

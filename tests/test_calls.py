@@ -1,0 +1,113 @@
+"""Calls: traced functions, custom kernels, precompiled routines."""
+import numpy as np
+import pytest
+
+import lazyarr as xp
+from lazyarr.calls import custom_kernel, function, precompiled
+from lazyarr.runtime import executor
+from tests.helpers import assert_close
+
+
+def test_a_function_is_traced_once_per_signature_and_inlined():
+    runs = []
+
+    @function
+    def f(a, b, k):
+        runs.append(1)
+        return xp.exp(a) * b + k
+
+    x, y = np.random.default_rng(0).standard_normal((2, 3, 4))
+    r1 = f(xp.asarray(x), xp.asarray(y), 2.0)
+    r2 = f(xp.asarray(y), xp.asarray(x), 2.0)
+    assert len(runs) == 1
+    assert_close(r1, np.exp(x) * y + 2, rtol=1e-12)
+    assert_close(r2, np.exp(y) * x + 2, rtol=1e-12)
+    f(xp.asarray(x), xp.asarray(y), 3.0)          # another non-tensor argument: another trace
+    f(xp.ones((2, 2)), xp.ones((2, 2)), 2.0)       # another shape: another trace
+    assert len(runs) == 3
+    assert len((f(xp.asarray(x), xp.asarray(y), 2.0) * 2).schedule()) == 1   # inlined: fuses with the caller
+
+
+def test_a_function_returns_nested_results_and_gradients_flow_through_it():
+    @function
+    def f(a):
+        return a * 2, (xp.sum(a * a), [a + 1])
+
+    x = xp.asarray([1.0, 2.0], requires_grad=True)
+    double, (total, [plus]) = f(x)
+    assert_close(plus, np.array([2.0, 3.0]))
+    total.backward()
+    assert_close(x.grad, np.array([2.0, 4.0]))
+
+
+def test_a_pinned_function_rejects_misfit_arguments_naming_the_parameter():
+    f = function(lambda a, b: a + b).trace(xp.ones((3,)), xp.ones((3,), dtype=xp.float32))
+    assert_close(f(xp.zeros(3), xp.ones(3, dtype=xp.float32)), np.ones(3))
+    with pytest.raises(ValueError, match="'a' .parameter 0.*shape \\(3,\\)"):
+        f(xp.ones(4), xp.ones(3, dtype=xp.float32))
+    with pytest.raises(ValueError, match="'b' .parameter 1.*float32"):
+        f(xp.ones(3), xp.ones(3))
+    with pytest.raises(TypeError):
+        function(lambda a: a)([1, 2])
+
+
+def test_compile_mode_computes_results_when_the_call_returns():
+    @function(compile=True)
+    def f(a):
+        return a * 3
+
+    out = f(xp.arange(4.0))
+    assert out.is_realized
+    assert_close(out, np.arange(4.0) * 3)
+
+
+C_AXPY = """
+void axpy(float* out, const float* x, const float* y, int64_t n, double a) {
+  for (int64_t i = 0; i < n; i++) out[i] = (float)a * x[i] + y[i];
+}
+"""
+
+
+def test_custom_c_kernel_with_scalars_and_computed_inputs():
+    a, b = np.arange(6, dtype=np.float32), np.ones(6, np.float32)
+    out = custom_kernel(C_AXPY, "axpy", [xp.asarray(a)[::-1] * 2, xp.asarray(b)], outputs=[((6,), xp.float32)],
+                        scalars=[6, 0.5])
+    assert out.shape == (6,) and out.dtype == xp.float32
+    assert_close(out * 1, 0.5 * (a[::-1] * 2) + b)
+
+
+def test_a_written_input_is_copied_while_it_can_still_be_read():
+    incr = "void incr(int64_t* x, int64_t n) { for (int64_t i = 0; i < n; i++) x[i] += 1; }"
+    v = xp.arange(4).realize()
+    w = custom_kernel(incr, "incr", [v], writes=[0], scalars=[4])
+    assert_close(w, np.arange(4) + 1)
+    assert_close(v, np.arange(4))          # v is still readable: the call wrote a copy
+    u = custom_kernel(incr, "incr", [xp.arange(3) * 10], writes=[0], scalars=[3])
+    assert_close(u, np.arange(3) * 10 + 1)
+
+
+def test_precompiled_routine():
+    def reverse_sort(out, x):
+        out[...] = np.sort(x)[::-1]
+    got = precompiled(reverse_sort, [xp.asarray([3.0, 1.0, 2.0])], outputs=[((3,), xp.float64)]) * 2
+    assert_close(got, np.array([6.0, 4.0, 2.0]))
+
+
+def test_a_custom_kernel_compiles_once():
+    a = xp.ones(6, dtype=xp.float32)
+    custom_kernel(C_AXPY, "axpy", [a, a], outputs=[((6,), xp.float32)], scalars=[6, 1.0]).realize()
+    n = len(executor._programs)
+    custom_kernel(C_AXPY, "axpy", [a, a], outputs=[((6,), xp.float32)], scalars=[6, 2.0]).realize()
+    assert len(executor._programs) == n
+
+
+def test_call_errors():
+    with pytest.raises(ValueError):
+        custom_kernel(C_AXPY, "not an identifier", [xp.ones(2)], outputs=[((2,), xp.float32)])
+    with pytest.raises(ValueError):
+        custom_kernel(C_AXPY, "axpy", [xp.ones(2)], writes=[3])
+    with pytest.raises(TypeError):
+        custom_kernel(C_AXPY, "axpy", [xp.ones(2)], outputs=[((2,), xp.float32)], scalars=["x"])
+    broken = custom_kernel("void oops(float* o) { this is not C; }", "oops", [], outputs=[((2,), xp.float32)])
+    with pytest.raises(xp.CompileError, match="this is not C"):
+        broken.realize()
