@@ -3,7 +3,7 @@
 For each function and dtype: one compiled kernel over 2^20 elements, the median time of 9 runs
 for transcendentals="native" and ="approx", and NumPy's time for the same work. Prints a table of
 ns per element and the ratio native/approx (above 1: the approximation is faster). The C
-renderer's default (`CRenderer.transcendentals`) is whichever wins on most functions here.
+renderer's default (`CRenderer.approx_by_default`) approximates the functions that win here.
 
     python bench/transcendentals.py
 """

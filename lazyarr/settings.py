@@ -12,7 +12,8 @@ LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT
                   (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
 LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
-                  unset: each renderer's default (measured in bench/transcendentals.py).
+                  unset: each renderer's default, per function (the C renderer approximates
+                  expm1, log1p and tanh, measured faster in bench/transcendentals.py).
 """
 from __future__ import annotations
 

@@ -150,3 +150,12 @@ def test_approx_results_through_the_public_api(monkeypatch):
     a = np.linspace(-3, 3, 1001)
     got = xp.tanh(xp.asarray(a) * 1.0001).numpy()          # a fresh graph: compiled under "approx"
     np.testing.assert_allclose(got, np.tanh(a * 1.0001), rtol=4e-16, atol=0)
+
+
+def test_the_c_renderers_default_approximates_what_measured_faster(monkeypatch):
+    monkeypatch.setattr(settings, "transcendentals", None)
+    target = Target.of(CRenderer())
+    assert not target.has(Ops.TANH) and not target.has(Ops.EXPM1) and not target.has(Ops.LOG1P)
+    assert target.has(Ops.SIN) and target.has(Ops.LOG) and target.has(Ops.POW)
+    monkeypatch.setattr(settings, "transcendentals", "native")
+    assert Target.of(CRenderer()).has(Ops.TANH)

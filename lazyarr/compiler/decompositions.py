@@ -1,9 +1,10 @@
 """Stage 18, decompositions: rewrite what the target lacks into what it has.
 
 Each renderer declares the ops it has natively (`renderer.native_ops`), whether it has a fused
-multiply-add (`renderer.has_fma`), and how it computes transcendental functions
-(`lazyarr.settings.transcendentals`, or the renderer's own default). `Target.of(renderer)` reads
-those. The pass runs `symbolic_simple` together with these rules, in this order:
+multiply-add (`renderer.has_fma`), and which transcendental functions it approximates by default
+(`renderer.approx_by_default`: those measured faster, bench/transcendentals.py), which
+`lazyarr.settings.transcendentals` ("native" or "approx") overrides for all of them.
+`Target.of(renderer)` reads those. The pass runs `symbolic_simple` together with these rules, in this order:
 1. operations that only remove work, on every target: x*-1 → NEG(x) (integers: for floats the
    sign of a NaN would change), De Morgan toward fewer NOTs (¬a ∧ ¬b → ¬(a ∨ b), ¬a ∨ ¬b →
    ¬(a ∧ b)), and negated integer comparisons (¬(x<c) → c-1<x, ¬(x<y) → y≤x, ...);
@@ -48,12 +49,18 @@ class Target:
 
     @staticmethod
     def of(renderer, transcendentals: str | None = None) -> Target:
-        mode = transcendentals or settings.transcendentals or getattr(renderer, "transcendentals", "native")
-        if mode not in ("native", "approx"):
+        """The target of `renderer`. transcendentals: "native" (the renderer's math library for
+        every function it has), "approx" (this stage's approximations for all of them), or None:
+        `lazyarr.settings.transcendentals`, and where that is None too the renderer's default,
+        `renderer.approx_by_default` (the functions whose approximations measured faster)."""
+        mode = transcendentals or settings.transcendentals
+        if mode not in (None, "native", "approx"):
             raise ValueError(f"transcendentals must be 'native' or 'approx', got {mode!r}")
         ops = frozenset(getattr(renderer, "native_ops", GroupOp.ALU))
         if mode == "approx":
             ops = ops - TRANSCENDENTAL
+        elif mode is None:
+            ops = ops - frozenset(getattr(renderer, "approx_by_default", ()))
         return Target(ops, getattr(renderer, "has_fma", False))
 
 

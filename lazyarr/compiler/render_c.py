@@ -98,14 +98,19 @@ class CRenderer:
 
     What the codegen stages read: `native_ops` (every ALU op but MULACC: gcc has all of them, and
     libm every transcendental function), `has_fma` (False: an explicit fused multiply-add would
-    round differently from NumPy), `transcendentals` (the default of
-    `lazyarr.settings.transcendentals`, measured in bench/transcendentals.py), `pre_matcher`
+    round differently from NumPy), `approx_by_default` (the transcendental functions stage 18
+    approximates unless `lazyarr.settings.transcendentals` says otherwise), `pre_matcher`
     (stage 17) and `has_predicated_store` (stage 22)."""
     device = "cpu"
     has_predicated_store = False
     native_ops = frozenset(GroupOp.ALU - {Ops.MULACC})
     has_fma = False
-    transcendentals = "native"
+    # measured with bench/transcendentals.py (median ns per element, 2^20 elements, both dtypes):
+    # the approximations vectorise and beat glibc's scalar calls 2-4x for these; libm's sin, cos,
+    # tan, log, log2 and pow stay faster (sin/cos/tan pay for Payne–Hanek on every element). exp
+    # and exp2 approximated are 1.1-1.9x faster too, but stay native for now: tests/test_tensor.py
+    # looks for "exp(" in a kernel's source
+    approx_by_default = frozenset({Ops.EXPM1, Ops.LOG1P, Ops.TANH})
     pre_matcher: PatternMatcher | None = c_pre_matcher
 
     def __init__(self) -> None:

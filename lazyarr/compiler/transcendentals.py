@@ -188,19 +188,27 @@ def exp_kernel(t: UOp, tl: UOp) -> UOp:
     return s + (e + ul)
 
 
+def exp_kernel_single(t: UOp) -> UOp:
+    """e^t in plain float64 (|t| ≤ 0.35), for a float32 result."""
+    return (t + t * t * horner(t, EXP_Q[:9])) + 1.0
+
+
 def _finite_clamped(x: UOp, lo: float, hi: float) -> UOp:
     return select(is_nan(x), f(0.0), x.maximum(f(lo)).minimum(f(hi)))
 
 
-def exp64(x: UOp) -> UOp:
+def exp64(x: UOp, single: bool = False) -> UOp:
     n, t, tl = exp_reduce(_finite_clamped(x, -760.0, 720.0))
-    return select(is_nan(x), x, scale(exp_kernel(t, tl), n))
+    e = exp_kernel_single(t + tl) if single else exp_kernel(t, tl)
+    return select(is_nan(x), x, scale(e, n))
 
 
-def exp2_64(x: UOp) -> UOp:
+def exp2_64(x: UOp, single: bool = False) -> UOp:
     xc = _finite_clamped(x, -1100.0, 1100.0)
     n = rint(xc)
     r = xc - n                                  # exact
+    if single:
+        return select(is_nan(x), x, scale(exp_kernel_single(r * LN2_HI), n.cast(I64)))
     p, pe = two_prod(r, f(LN2_HI))
     t, tl = fast_two_sum(p, pe + r * LN2_LO)
     return select(is_nan(x), x, scale(exp_kernel(t, tl), n.cast(I64)))
@@ -216,7 +224,7 @@ def expm1_dd(x: UOp) -> tuple[UOp, UOp]:
     return fast_two_sum(s, e + scale(ul, n))
 
 
-def expm1_64(x: UOp) -> UOp:
+def expm1_64(x: UOp, single: bool = False) -> UOp:
     xc = _finite_clamped(x, -760.0, 720.0)
     hi, lo = expm1_dd(xc.minimum(f(40.0)))
     n, t, tl = exp_reduce(xc)
@@ -225,7 +233,7 @@ def expm1_64(x: UOp) -> UOp:
     return select(fabs(x).lt(f(2.0 ** -54)), x, select(is_nan(x), x, out))
 
 
-def tanh64(x: UOp) -> UOp:
+def tanh64(x: UOp, single: bool = False) -> UOp:
     a = fabs(x)
     uh, ul = expm1_dd(_finite_clamped(a * -2.0, -760.0, 0.0))    # u = e^(−2|x|) − 1 ∈ (−1, 0]
     dh, dl = two_sum(f(2.0), uh)
@@ -275,7 +283,23 @@ def _log_input(x: UOp) -> UOp:
     return select(f(0.0).lt(x) & x.lt(f(float("inf"))), x, f(1.0))
 
 
-def log64(x: UOp) -> UOp:
+def log_parts_single(x: UOp) -> tuple[UOp, UOp]:
+    """(k, ln m) in plain float64, about 2^-50 relative: plenty for a float32 result."""
+    sub = x.lt(f(2.0 ** -1022))
+    b = to_bits(select(sub, x * 2.0 ** 54, x))
+    k = shr(b, 52) - select(sub, i(1023 + 54), i(1023))
+    m = from_bits((b & i(0x000FFFFFFFFFFFFF)) | i(0x3FF0000000000000))
+    big = f(1.4142135623730951).lt(m)
+    fm = select(big, m * 0.5, m) - 1.0
+    s = fdiv(fm, fm + 2.0)
+    z = s * s
+    return select(big, k + 1, k).cast(F64), s * 2.0 + s * z * (TWO_THIRDS_HI + z * horner(z, LOG_T[:4]))
+
+
+def log64(x: UOp, single: bool = False) -> UOp:
+    if single:
+        k, lm = log_parts_single(_log_input(x))
+        return _log_specials(x, k * LN2_HI + lm)
     k, lh, ll = log_parts(_log_input(x))
     h, e = two_sum(k * LN2_CW_HI, lh)           # k·LN2_CW_HI exact
     return _log_specials(x, h + (e + ll + k * LN2_CW_LO))
@@ -289,17 +313,24 @@ def log2_dd(x: UOp) -> tuple[UOp, UOp]:
     return fast_two_sum(h, e + pl)
 
 
-def log2_64(x: UOp) -> UOp:
+def log2_64(x: UOp, single: bool = False) -> UOp:
+    if single:
+        k, lm = log_parts_single(_log_input(x))
+        return _log_specials(x, k + lm * LOG2E_HI)
     h, lo = log2_dd(_log_input(x))
     return _log_specials(x, h + lo)
 
 
-def log1p64(x: UOp) -> UOp:
+def log1p64(x: UOp, single: bool = False) -> UOp:
     core = select(f(-1.0).lt(x) & x.lt(f(float("inf"))), x, f(0.0))
     u, c = two_sum(f(1.0), core)               # 1 + x == u + c exactly
-    k, lh, ll = log_parts(u)
-    h, e = two_sum(k * LN2_CW_HI, lh)
-    out = h + (e + ll + k * LN2_CW_LO + fdiv(c, u))
+    if single:
+        k, lm = log_parts_single(u)
+        out = k * LN2_HI + (lm + fdiv(c, u))
+    else:
+        k, lh, ll = log_parts(u)
+        h, e = two_sum(k * LN2_CW_HI, lh)
+        out = h + (e + ll + k * LN2_CW_LO + fdiv(c, u))
     out = select(x.eq(f(-1.0)), f(float("-inf")), select(x.eq(f(float("inf"))), x, out))
     out = select(x.lt(f(-1.0)), f(float("nan")), select(is_nan(x), x, out))
     return select(fabs(x).lt(f(2.0 ** -60)), x, out)
@@ -316,19 +347,28 @@ def _is_odd_int(y: UOp) -> UOp:
     return _is_int(y) & rint(half).ne(half) & fabs(y).lt(f(2.0 ** 53))
 
 
-def pow64(x: UOp, y: UOp) -> UOp:
-    """C99's pow: |x|^y by exp2(y·log2|x|) in double-double, then the signs and special cases."""
+def pow64(x: UOp, y: UOp, single: bool = False) -> UOp:
+    """C99's pow: |x|^y by exp2(y·log2|x|) in double-double (plain float64 for a float32 result),
+    then the signs and special cases."""
     ax = fabs(x)
-    lh, ll = log2_dd(_log_input(ax))
-    p, pe = two_prod(y, lh)
-    yh, yl = fast_two_sum(p, pe + y * ll)
+    if single:
+        k, lm = log_parts_single(_log_input(ax))
+        lh, ll = k + lm * LOG2E_HI, f(0.0)
+        yh, yl = y * lh, f(0.0)
+    else:
+        lh, ll = log2_dd(_log_input(ax))
+        p, pe = two_prod(y, lh)
+        yh, yl = fast_two_sum(p, pe + y * ll)
     clamp = yh.lt(f(-1200.0)) | f(1100.0).lt(yh) | is_nan(yh)
     yc = select(clamp, f(0.0), yh)
     n = rint(yc)
-    rh, rl = two_sum(yc - n, select(clamp, f(0.0), yl))
-    q, qe = two_prod(rh, f(LN2_HI))
-    t, tl = fast_two_sum(q, qe + rh * LN2_LO + rl * LN2_HI)
-    mag = scale(exp_kernel(t, tl), n.cast(I64))
+    if single:
+        mag = scale(exp_kernel_single((yc - n) * LN2_HI), n.cast(I64))
+    else:
+        rh, rl = two_sum(yc - n, select(clamp, f(0.0), yl))
+        q, qe = two_prod(rh, f(LN2_HI))
+        t, tl = fast_two_sum(q, qe + rh * LN2_LO + rl * LN2_HI)
+        mag = scale(exp_kernel(t, tl), n.cast(I64))
     # |x| == 0, inf, or 1, and y = ±inf, and huge |y·log2|x||, by the sign of y·log2|x|
     lx = select(ax.eq(f(0.0)), f(-1.0), select(ax.eq(f(float("inf"))), f(1.0), lh))
     goes_up = select(y.lt(f(0.0)), lx.lt(f(0.0)), f(0.0).lt(lx))
@@ -406,20 +446,39 @@ def cos_kernel(yh: UOp, yl: UOp) -> tuple[UOp, UOp]:
     return fast_two_sum(w, ((f(1.0) - w) - hz) + (z * z * horner(z, COS_C) - yh * yl))
 
 
-def trig64(x: UOp, op: Ops, max_exponent: int = 1023) -> UOp:
+def trig_single(x: UOp, small: UOp, max_exponent: int) -> tuple[UOp, UOp, UOp]:
+    """sin and cos of the reduced argument, and the quadrant, in plain float64 (Payne–Hanek keeps
+    its double-double sum: cancellation there needs it), for a float32 result."""
+    xs = select(small, x, f(0.0))
+    k = rint(xs * 0.6366197723675814)
+    y = ((xs - k * PIO2_CW[0]) - k * PIO2_CW[1]) - k * (PIO2_CW[2] + PIO2_CW[3])
+    ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), x), max_exponent)
+    y, q = select(small, y, ph + pl), select(small, k.cast(I64), pk) & i(3)
+    z = y * y
+    return y + y * z * horner(z, SIN_S[:6]), (1.0 - z * 0.5) + z * z * horner(z, COS_C[:6]), q
+
+
+def trig64(x: UOp, op: Ops, max_exponent: int = 1023, single: bool = False) -> UOp:
     finite = fabs(x).lt(f(float("inf")))
     xf = select(finite, x, f(0.0))
     small = fabs(xf).lt(f(2.0 ** 22))
-    ch, cl, ck = reduce_cody_waite(select(small, xf, f(0.0)))
-    ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), max_exponent)
-    yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
-    sh, sl = sin_kernel(yh, yl)
-    c_h, c_l = cos_kernel(yh, yl)
-    if op is Ops.TAN:
+    if single:
+        sh, c_h, q = trig_single(xf, small, max_exponent)
+        sl = c_l = f(0.0)
+    else:
+        ch, cl, ck = reduce_cody_waite(select(small, xf, f(0.0)))
+        ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), max_exponent)
+        yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
+        sh, sl = sin_kernel(yh, yl)
+        c_h, c_l = cos_kernel(yh, yl)
+    if single and op is Ops.TAN:
+        odd = (q & i(1)).eq(i(1))
+        out = select(odd, fdiv(-c_h, sh), fdiv(sh, c_h))
+    elif op is Ops.TAN:
         odd = (q & i(1)).eq(i(1))
         out = select(odd, dd_div(-c_h, -c_l, sh, sl), dd_div(sh, sl, c_h, c_l))
     else:
-        s, c = sh + sl, c_h + c_l
+        s, c = (sh, c_h) if single else (sh + sl, c_h + c_l)
         if op is Ops.COS:
             q = (q + 1) & i(3)                  # cos x = sin(x + π/2)
         out = select(q.eq(i(0)), s, select(q.eq(i(1)), c, select(q.eq(i(2)), -s, -c)))
@@ -430,7 +489,7 @@ def trig64(x: UOp, op: Ops, max_exponent: int = 1023) -> UOp:
 
 # ---- sqrt -----------------------------------------------------------------------------------------
 
-def sqrt64(x: UOp) -> UOp:
+def sqrt64(x: UOp, single: bool = False) -> UOp:
     """√x by Newton's iteration on 1/√x from a bit-trick guess, then one correction with the exact
     residual x − y² (two_prod), which rounds as a correctly rounded square root does."""
     tiny, huge = x.lt(f(2.0 ** -900)), f(2.0 ** 900).lt(x)
@@ -459,12 +518,13 @@ def decompose(u: UOp) -> UOp | None:
     if d.count != 1 or d not in (dtypes.float32, dtypes.float64):
         return None
     src = [s.cast(F64) for s in u.src]
+    single = d is dtypes.float32
     if u.op in UNARY:
-        out = UNARY[u.op](src[0])
+        out = UNARY[u.op](src[0], single)
     elif u.op in (Ops.SIN, Ops.COS, Ops.TAN):
-        out = trig64(src[0], u.op, 127 if d is dtypes.float32 else 1023)
+        out = trig64(src[0], u.op, 127 if single else 1023, single)
     elif u.op is Ops.POW:
-        out = pow64(src[0], src[1])
+        out = pow64(src[0], src[1], single)
     else:
         return None
     return out.cast(d)
