@@ -245,6 +245,45 @@ class Tensor:
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
 
 
+def _view(self: Tensor, dtype: Any = None) -> Tensor:
+    """NumPy's view: the same bytes read as `dtype` (a different item size changes the length of
+    the last axis)."""
+    if dtype is None:
+        return wrap(self.uop, self.device)
+    d = dtypes.as_dtype(dtype)
+    if d.itemsize != self.dtype.itemsize:
+        if self.ndim == 0:
+            raise ValueError("changing the dtype of a 0-d array is only supported if the itemsize is unchanged")
+        if (self.shape[-1] * self.dtype.itemsize) % d.itemsize:
+            raise ValueError(f"cannot view the last axis of {self.shape[-1]} {self.dtype} elements as {d}: its size "
+                             f"in bytes is not a multiple of {d.itemsize}")
+    return wrap(self.uop if d is self.dtype else UOp(Ops.BITCAST, d, (self.uop,)), self.device)
+
+
+def _assign(self: Tensor, value: Any) -> Tensor:
+    """Give self the value `value` (broadcast to self's shape, converted to its dtype), in place:
+    when nothing can read self's old value anymore, the kernel computing the new one writes into
+    its storage. Raises ValueError for a destination that is a broadcast (several of its elements
+    are one cell), and for a value that does not broadcast to self's shape."""
+    from lazyarr.compiler.prepare import broadcast_destination
+    if broadcast_destination(self.uop) is not None:
+        raise ValueError(f"cannot assign into a broadcast array of shape {self.shape}: several of its elements are "
+                         f"one cell (make it contiguous() first)")
+    v = as_tensor(value, self.device)
+    if v.device is not self.device:
+        raise ValueError(f"assign: the value is on {v.device.name}, the array on {self.device.name}")
+    if broadcast_shapes(v.shape, self.shape) != self.shape:
+        raise ValueError(f"assign: a value of shape {v.shape} does not broadcast to {self.shape}")
+    if self._leaf_grad and not grad_mode.disabled:
+        raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
+    self.uop = expand_uop(cast_uop(v.uop, self.dtype), self.shape)
+    return self
+
+
+Tensor.view = _view
+Tensor.assign = _assign
+
+
 def realize(*tensors: Tensor) -> None:
     """Compute several tensors in one schedule, so shared work runs once."""
     from lazyarr.compiler.schedule import is_buffer_view, realized, run, schedule_realize

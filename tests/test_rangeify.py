@@ -151,3 +151,58 @@ def test_split_reduceop_picks_the_largest_divisor_and_skips_broadcast_axes():
 def test_split_sums_are_exact_for_integers(n):
     a = np.arange(n, dtype=np.int64) % 7
     assert int(xp.sum(xp.asarray(a))) == int(a.sum())
+
+
+# ---- bitcasts, contiguous views, stores into broadcasts ----
+
+@pytest.mark.parametrize("src,dst", [(np.float32, np.uint8), (np.float32, np.int16), (np.float64, np.uint32),
+                                     (np.uint8, np.float32), (np.int16, np.float64), (np.int32, np.float32),
+                                     (np.uint8, np.uint64)])
+def test_views_between_item_sizes_are_shifts_and_masks(src, dst):
+    a = (np.random.default_rng(1).standard_normal((3, 16)) * 1000).astype(src)
+    t = xp.asarray(a).view(dst)
+    assert not any(n.op is Ops.BITCAST and n.dtype.itemsize != n.src[0].dtype.itemsize
+                   for n in prepare([t.uop])[0].toposort())
+    np.testing.assert_array_equal(np.asarray(t), a.view(dst))
+
+
+def test_view_errors():
+    with pytest.raises(ValueError):
+        xp.asarray(1.0).view(xp.uint8)
+    with pytest.raises(ValueError):
+        xp.ones(3, dtype=xp.uint8).view(xp.float32)
+
+
+def test_contiguous_view_finds_runs_and_refuses_the_rest():
+    from lazyarr.compiler.prepare import contiguous_view
+    x = xp.arange(24.0).realize()
+    buf = x.uop
+    assert contiguous_view(x.reshape(4, 6)[1:3].uop) == (buf, 6)
+    assert contiguous_view(x[3:9].reshape(2, 3).uop) == (buf, 3)
+    assert contiguous_view(x.reshape(2, 12).T.T.uop) == (buf, 0)
+    assert contiguous_view(x.reshape(4, 6)[:, 1:3].uop) is None        # skips elements
+    assert contiguous_view(x.reshape(4, 6).T.uop) is None              # reorders
+    assert contiguous_view(xp.flip(x).uop) is None                     # mirrors
+    assert contiguous_view(xp.broadcast_to(x[:1], (3,)).uop) is None   # repeats
+    from lazyarr.graph import pad_uop
+    assert contiguous_view(pad_uop(x.uop, ((1, 1),))) is None           # pads
+    assert contiguous_view(x[:0].uop) is None                          # empty
+    c = xp.exp(x)
+    assert contiguous_view(c.reshape(2, 12)[1].uop) == (c.uop, 12)     # a computed value
+
+
+def test_assign_updates_in_place_and_refuses_broadcasts():
+    z = xp.arange(5.0).realize()
+    storage = z.numpy().ctypes.data
+    z.assign(z * 2 + 1)
+    np.testing.assert_array_equal(z.numpy(), np.arange(5.0) * 2 + 1)
+    assert z.numpy().ctypes.data == storage      # nothing else could read the old value: in place
+    kept = z * 1
+    z.assign(z + 100)
+    np.testing.assert_array_equal(kept.numpy(), np.arange(5.0) * 2 + 1)   # recorded before: old value
+    with pytest.raises(ValueError, match="broadcast"):
+        xp.broadcast_to(xp.ones(3), (2, 3)).assign(xp.zeros((2, 3)))
+    with pytest.raises(ValueError, match="broadcast"):
+        xp.broadcast_to(xp.ones(3), (2, 3))[0].assign(xp.zeros(3))
+    with pytest.raises(ValueError):
+        xp.ones(3).assign(xp.ones(4))

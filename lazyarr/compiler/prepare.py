@@ -12,6 +12,8 @@ rules (lazyarr's op for each of Tolk's is named):
 - A reduction over an axis of length 0 to a result with elements is the reduction's identity
   (0 for sums, 1 for products, the dtype's least or greatest value for max and min); any other
   node of no elements is the constant 0 of its shape (nothing reads it).
+- A bitcast between types of different sizes (Tolk's Bitcast) is shifts and masks on unsigned
+  integers, lane by lane along the last axis (`expand_bitcast`).
 - then `split_reduceop`, once per reduction: a large reduction over few outputs is split in two, when the setting
   `settings.split_reduceop` is on. The first reduced axis that the input is not broadcast along,
   of length N, is reshaped to (d, N/d) with d the largest divisor of N from 256 down to 8 that
@@ -21,14 +23,30 @@ rules (lazyarr's op for each of Tolk's is named):
   `reduceop_split_threshold` times as many elements as the output. The first reduction then has
   d times more outputs to spread over threads, and the second is small.
 
-Raises nothing: every graph the Tensor layer builds has a prepared form.
+Two questions about views are answered here too: `contiguous_view(u)` (is u a run of elements of
+what it views, and from which offset) and `broadcast_destination(u)` (is u a broadcast, so that
+storing into it would write one cell several times).
+
+Raises nothing: every graph the Tensor layer builds has a prepared form. (Storing into a
+broadcast is refused where the store is asked for: `Tensor.assign` and `__setitem__` raise
+ValueError.)
+
+Where lazyarr differs from Tolk: updates in place (x[idx] = v, x += y, optimizer steps) are
+values, not Store/After effects. The new value reads the old one, and the executor lets the
+kernel that computes it take over the old value's storage when the kernel reads it only at the
+index it writes and no graph can read the old value anymore (`lazyarr.runtime.executor`). So
+lazy values recorded before an update still see the old value (their graph keeps it alive, and
+the update then writes elsewhere), later reads see the new one, and a training loop's updates
+run in place in steady state.
 """
 from __future__ import annotations
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite, substitute
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
-from lazyarr.graph import const, reshape_uop
+from lazyarr.compiler.rangeify import index, linear_index, push_movement
+from lazyarr.compiler.symbolic import simplify
+from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
 from lazyarr.ops import OP_DEFS, reduce_identity
 
 P = UPat
@@ -99,11 +117,79 @@ def split_reduceop(red: UOp) -> UOp | None:
     return None
 
 
+def _uint(size: int) -> dtypes.DType:
+    return {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[size]
+
+
+def expand_bitcast(bc: UOp) -> UOp | None:
+    """A bitcast between types of different sizes as shifts and masks on unsigned integers, lane by
+    lane along the last axis, least significant lane first (little-endian, as NumPy's view)."""
+    x, src, dst = bc.src[0], bc.src[0].dtype, bc.dtype
+    if src.itemsize == dst.itemsize:
+        return None
+    us, ud = _uint(src.itemsize), _uint(dst.itemsize)
+    bits = UOp(Ops.BITCAST, us, (x,)) if src is not us else x
+    *lead, n = x.shape
+    lead = tuple(lead)
+    if src.itemsize > dst.itemsize:   # each wide lane becomes k narrow lanes
+        k = src.itemsize // dst.itemsize
+        wide = expand_uop(reshape_uop(bits, lead + (n, 1)), lead + (n, k))
+        shift = expand_uop(reshape_uop(cast_uop(alu(Ops.MUL, iota_uop(k), 8 * dst.itemsize), us), (1,) * (len(lead) + 1) + (k,)),
+                           lead + (n, k))
+        lanes = cast_uop(alu(Ops.AND, alu(Ops.SHR, wide, shift), (1 << (8 * dst.itemsize)) - 1), ud)
+        out = reshape_uop(lanes, lead + (n * k,))
+    else:                             # each group of k narrow lanes becomes one wide lane
+        k = dst.itemsize // src.itemsize
+        groups = cast_uop(reshape_uop(bits, lead + (n // k, k)), ud)
+        shift = expand_uop(reshape_uop(cast_uop(alu(Ops.MUL, iota_uop(k), 8 * src.itemsize), ud), (1,) * (len(lead) + 1) + (k,)),
+                           lead + (n // k, k))
+        placed = alu(Ops.SHL, groups, shift)
+        out = reshape_uop(UOp(Ops.REDUCE_AXIS, ud, (placed,), (Ops.ADD, (len(lead) + 1,))), lead + (n // k,))
+    return out if dst is ud else UOp(Ops.BITCAST, dst, (out,))
+
+
+def iota_uop(n: int) -> UOp:
+    return UOp(Ops.IOTA, dtypes.index, (), n)
+
+
+def contiguous_view(u: UOp) -> tuple[UOp, int] | None:
+    """(b, offset) if the elements of u, in row-major order, are the elements of b from `offset`
+    on, in order, where u is b viewed through movement ops (and bitcasts of the same size) that
+    neither reorder, skip, repeat nor pad elements; b is what the view reads: storage (BUFFER), a
+    constant or a computed value. The run is found when the simplified index of u's elements in
+    b is the element's position plus a constant. None otherwise, and when u is empty. (A run that
+    a reshape splits and a shrink recombines in a way the simplifier does not undo is not found.)"""
+    if u.size == 0:
+        return None
+    r = UOp(Ops.RANGE, dtypes.index, (UOp.const(dtypes.index, u.size),), 0)
+    ix = index(reshape_uop(u, (u.size,)), [r])
+    while ix.op is Ops.INDEX and (ix.src[0].op in GroupOp.Movement or
+                                  (ix.src[0].op is Ops.BITCAST and ix.src[0].dtype.itemsize == ix.src[0].src[0].dtype.itemsize)):
+        mv = ix.src[0]
+        ix = push_movement(ix, mv) if mv.op is not Ops.BITCAST else index(mv.src[0], ix.src[1:-1], ix.src[-1])
+    if ix.op is not Ops.INDEX or not ix.src[-1].is_const(True):
+        return None   # a pad: some elements are not b's
+    base = ix.src[0]
+    offset = simplify(linear_index(ix.src[1:-1], base.shape) - r)
+    return (base, offset.arg) if offset.op is Ops.CONST else None
+
+
+def broadcast_destination(u: UOp) -> UOp | None:
+    """The EXPAND that makes u a broadcast (several of its elements one cell of what it views),
+    looking through movement ops; None if u's elements are distinct cells."""
+    while u.op in GroupOp.Movement:
+        if u.op is Ops.EXPAND and any(s == 1 and n != 1 for s, n in zip(u.src[0].shape, u.shape)):
+            return u
+        u = u.src[0]
+    return None
+
+
 pm_prepare = PatternMatcher([
     (P((Ops.DETACH, Ops.NOOP), name="u"), lambda u: u.src[0] if u.src and u.shape == u.src[0].shape else None),
     (P(Ops.COPY, name="c"), copy_to_own_device),
     (P(Ops.CONTIGUOUS, name="c"), materialise),
     (P(COMPUTED, name="u"), empty_values),
+    (P(Ops.BITCAST, name="bc"), expand_bitcast),
 ])
 
 
