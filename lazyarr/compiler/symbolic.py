@@ -440,7 +440,7 @@ def _not(p): return _op(Ops.NOT, p)
 
 symbolic_simple = PatternMatcher([
     # 1. constant folding
-    (P(GroupOp.ALU | {Ops.CAST}, name="u"), fold_constants),
+    (P(GroupOp.ALU | {Ops.CAST}, name="u"), fold_constants),                        # op(c1, c2) → c
     # 2. identities
     (xi * 1, lambda x: x),                                                          # x*1 → x
     (xf * 1.0, lambda x: x),                                                        # x*1.0 → x
@@ -509,8 +509,10 @@ symbolic = symbolic_simple + PatternMatcher([
     # 4. comparisons
     (_op(Ops.CMPLT, xi, xi), lambda x: UOp.const(BOOL, False)),                     # x<x → F
     (_op(Ops.CMPLE, xi, xi), lambda x: UOp.const(BOOL, True)),                      # x≤x → T
-    (_op(Ops.CMPEQ, x_, x_, dtype=BOOL), lambda x: UOp.const(BOOL, True) if not x.dtype.is_float else None),
-    (_op(Ops.CMPNE, x_, x_, dtype=BOOL), lambda x: UOp.const(BOOL, False) if not x.dtype.is_float else None),
+    (_op(Ops.CMPEQ, x_, x_, dtype=BOOL),                                            # x==x → T (not NaN)
+     lambda x: UOp.const(BOOL, True) if not x.dtype.is_float else None),
+    (_op(Ops.CMPNE, x_, x_, dtype=BOOL),                                            # x!=x → F (not NaN)
+     lambda x: UOp.const(BOOL, False) if not x.dtype.is_float else None),
     (_op(Ops.CMPEQ, xi + c1, c2), lambda x, a, b: x.eq(b.arg - a.arg)),            # x+a==b → x==b-a (wraps alike)
     (_op(Ops.CMPNE, xi + c1, c2), lambda x, a, b: x.ne(b.arg - a.arg)),            # x+a!=b → x!=b-a
     (_op(Ops.CMPEQ, _neg(xi), c1), lambda x, a: x.eq(-a.arg)),                      # -x==a → x==-a
@@ -570,8 +572,8 @@ symbolic = symbolic_simple + PatternMatcher([
     (_op(Ops.WHERE, P.var("c"), _op(Ops.WHERE, P.var("d"), x_, y_), y_),            # c?(d?x:y):y → (c∧d)?x:y
      lambda c, d, x, y: (c & d).where(x, y) if c.dtype is d.dtype else None),
     # 6. MAX and MIN
-    (xi.maximum(yi), lambda x, y: x if x.vmin >= y.vmax else y if y.vmin >= x.vmax else None),
-    (xi.minimum(yi), lambda x, y: x if x.vmax <= y.vmin else y if y.vmax <= x.vmin else None),
+    (xi.maximum(yi), lambda x, y: x if x.vmin >= y.vmax else y if y.vmin >= x.vmax else None),   # by bounds
+    (xi.minimum(yi), lambda x, y: x if x.vmax <= y.vmin else y if y.vmax <= x.vmin else None),   # by bounds
     (xi.maximum(c1).maximum(c2), lambda x, a, b: x.maximum(max(a.arg, b.arg))),   # max(max(x,a),b)
     (xi.minimum(c1).minimum(c2), lambda x, a, b: x.minimum(min(a.arg, b.arg))),   # min(min(x,a),b)
     (xi.maximum(c1).minimum(c2),                                        # min(max(x,a),b) → b if a ≥ b
@@ -588,7 +590,7 @@ symbolic = symbolic_simple + PatternMatcher([
     # bitwise
     ((xi & c1) & c2, lambda x, a, b: x & (a.arg & b.arg)),  # (x&a)&b → x&(a&b)
     ((xi | c1) | c2, lambda x, a, b: x | (a.arg | b.arg)),    # (x|a)|b → x|(a|b)
-    ((xi ^ c1) ^ c2, lambda x, a, b: x.alu(Ops.XOR, x.const_like(a.arg ^ b.arg))),
+    ((xi ^ c1) ^ c2, lambda x, a, b: x.alu(Ops.XOR, x.const_like(a.arg ^ b.arg))),  # (x^a)^b → x^(a^b)
     (P(Ops.XOR, INTS_BOOL, src=[x_ ^ y_, y_]), lambda x, y: x),      # (x^y)^y → x
     (P(Ops.AND, INTS_BOOL, src=[x_, x_ | y_]), lambda x, y: x),       # x&(x|y) → x
     (P(Ops.OR, INTS_BOOL, src=[x_, x_ & y_]), lambda x, y: x),       # x|(x&y) → x
@@ -599,13 +601,15 @@ symbolic = symbolic_simple + PatternMatcher([
     (_op(Ops.SHR, xi, c1),                                                          # x>>a → 0 for 0≤x<2^a
      lambda x, a: x.const_like(0) if 0 <= a.arg < x.dtype.bits and x.vmin >= 0 and x.vmax < 2 ** a.arg else None),
     # 7. bounds
-    (P(GroupOp.ALU | {Ops.CAST}, name="u"), fold_by_bounds),
-    (_op(Ops.IDIV, xi, c1), lambda x, a: x.const_like(0) if a.arg != 0 and -abs(a.arg) < x.vmin and x.vmax < abs(a.arg) else None),
-    (_op(Ops.MOD, xi, c1), lambda x, a: x if a.arg != 0 and -abs(a.arg) < x.vmin and x.vmax < abs(a.arg) else None),
+    (P(GroupOp.ALU | {Ops.CAST}, name="u"), fold_by_bounds),                        # vmin == vmax → const
+    (_op(Ops.IDIV, xi, c1),                                                         # x//a → 0 for |x| < |a|
+     lambda x, a: x.const_like(0) if a.arg != 0 and -abs(a.arg) < x.vmin and x.vmax < abs(a.arg) else None),
+    (_op(Ops.MOD, xi, c1),                                                          # x%a → x for |x| < |a|
+     lambda x, a: x if a.arg != 0 and -abs(a.arg) < x.vmin and x.vmax < abs(a.arg) else None),
     # 8. sums of integers, canonical with the constant last
     (_op(Ops.SUB, xi, _op(Ops.MUL, _op(Ops.IDIV, xi, c1), c1)), lambda x, a: x % a if a.arg else None),  # x-(x//a)·a → x%a
     (_op(Ops.SUB, xi, _op(Ops.MOD, xi, c1)), lambda x, a: (x // a) * a if a.arg else None),   # x-x%a → (x//a)·a
-    (P((Ops.ADD, Ops.SUB), INTS, name="u"), normalize_sum),
+    (P((Ops.ADD, Ops.SUB), INTS, name="u"), normalize_sum),                         # Σk·t + c, like terms combined
     (_op(Ops.MUL, c1, xi, dtype=INTS), lambda a, x: x * a if x.op is not Ops.CONST else None),    # a·x → x·a
     (_op(Ops.MUL, _op(Ops.MUL, xi, c1), c2), lambda x, a, b: x * (a.arg * b.arg)),  # (x·a)·b → x·(a·b)
     (_op(Ops.MUL, _op(Ops.ADD, xi, c1), c2), lambda x, a, b: x * b + a.arg * b.arg),   # (x+a)·b → x·b + a·b
@@ -632,7 +636,7 @@ symbolic = symbolic_simple + PatternMatcher([
      lambda x, a: (x // -a.arg).alu(Ops.NEG) if a.arg < -1 and a.arg != dtypes.min_value(x.dtype) else None),
     (_op(Ops.MOD, P.var("x", SIGNED), c1),                                          # x%(-a) → x%a
      lambda x, a: x % -a.arg if a.arg < -1 and a.arg != dtypes.min_value(x.dtype) else None),
-    (P((Ops.IDIV, Ops.MOD), SIGNED, src=(xi, P.cvar("c")), name="u"), fold_div_mod),
+    (P((Ops.IDIV, Ops.MOD), SIGNED, src=(xi, P.cvar("c")), name="u"), fold_div_mod),   # (Σk·t + c) // d
     # 10. vectors
     (_op(Ops.GEP, P(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="alu"), name="g"), gep_alu),   # GEP(op(a,b)) → op(GEP a, GEP b)
     (_op(Ops.GEP, P(Ops.VECTORIZE, name="v"), name="g"), gep_vectorize),           # GEP(VEC(a,b,..),i) → lane i
