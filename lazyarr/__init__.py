@@ -14,16 +14,17 @@ from lazyarr import dtypes as _dtypes
 from lazyarr.tensor import Tensor, realize
 from lazyarr.dtypes import (bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: A001
                             float32, float64, complex64, complex128, DType, finfo, iinfo)
-from lazyarr.creation import (arange, asarray, empty, empty_like, eye, full, full_like, linspace, ones,
-                              ones_like, zeros, zeros_like)
+from lazyarr.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
+                              meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from lazyarr.elementwise import *  # noqa: F401,F403
 from lazyarr.elementwise import abs, pow, round, where  # noqa: A001  (shadow builtins on purpose)
-from lazyarr.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, matrix_transpose,
-                                  moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack, tile, transpose,
-                                  unstack)
+from lazyarr.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip,
+                                  matrix_transpose, moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack,
+                                  tile, transpose, unstack)
 from lazyarr.statistics import all, any, max, mean, min, prod, std, sum, var  # noqa: A001
 from lazyarr.linalg import matmul, tensordot, vecdot
 from lazyarr.data_types import astype, can_cast, isdtype, result_type
+from lazyarr.inspection import __array_namespace_info__
 from lazyarr.runtime.device import Device, get_device
 from lazyarr.runtime.cpu import CompileError
 from lazyarr import settings

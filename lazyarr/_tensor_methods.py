@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazyarr import data_types, elementwise as ew, indexing, linalg, manipulation as mp, statistics as st
+from lazyarr import conversion, data_types, elementwise as ew, indexing, linalg, manipulation as mp, statistics as st
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.runtime.device import get_device
 from lazyarr.tensor import Tensor, wrap
@@ -57,6 +57,7 @@ Tensor.__pos__ = lambda self: ew.positive(self)
 Tensor.__abs__ = lambda self: ew.abs(self)
 Tensor.__invert__ = lambda self: ew.bitwise_invert(self)
 Tensor.__getitem__ = lambda self, key: indexing.getitem(self, key)
+Tensor.__setitem__ = lambda self, key, value: indexing.setitem(self, key, value)
 Tensor.__divmod__ = lambda self, other: (ew.floor_divide(self, other), ew.remainder(self, other))
 Tensor.__rdivmod__ = lambda self, other: (ew.floor_divide(other, self), ew.remainder(other, self))
 
@@ -123,11 +124,16 @@ def _to_device(self: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
 
 def _dlpack(self: Tensor, /, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
             copy: bool | None = None):
+    """A DLPack capsule of the realized value (host memory: NumPy writes the capsule). `dl_device`
+    must be the CPU's (1, 0); `copy=True` exports a copy, False or None the buffer itself."""
+    if dl_device is not None and tuple(dl_device) != _dlpack_device(self):
+        raise BufferError(f"__dlpack__: lazyarr exports {self.device.name} arrays to the CPU (1, 0), not {dl_device}")
     buf = self._buffer()
+    self.device.synchronize()
     arr = buf.numpy().reshape(self.shape)
-    kwargs = {} if max_version is None else {"max_version": max_version}
     if copy:
         arr = arr.copy()
+    kwargs = {} if max_version is None else {"max_version": max_version}
     return arr.__dlpack__(stream=stream, **kwargs)
 
 
@@ -181,7 +187,16 @@ def _detach(self: Tensor) -> Tensor:
     return wrap(UOp(Ops.DETACH, self.dtype, (self.uop,)), self.device)
 
 
+def _item(self: Tensor) -> Any:
+    if self.size != 1:
+        raise ValueError(f"can only convert an array of size 1 to a Python scalar, not of size {self.size}")
+    return conversion.element(self)
+
+
 _METHODS = {
+    # conversions of one element read it without a kernel where they can (lazyarr.conversion)
+    "_scalar": conversion.scalar,
+    "item": _item,
     "__array_namespace__": _array_namespace,
     "__array_ufunc__": _array_ufunc,
     "__array_function__": _array_function,

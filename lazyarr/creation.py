@@ -273,3 +273,75 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     rows = expand_uop(reshape_uop(iota(n_rows), (n_rows, 1)), (n_rows, n_cols))
     cols = expand_uop(reshape_uop(iota(n_cols), (1, n_cols)), (n_rows, n_cols))
     return wrap(cast_uop(alu(Ops.CMPEQ, alu(Ops.ADD, rows, k), cols), d), _device(device))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
+    """An array holding the data of `x`, any object with `__dlpack__` (host memory; NumPy reads
+    the capsule at the boundary). `copy=False` shares x's memory and raises ValueError where it
+    cannot; `copy=True` always copies; None copies only when needed."""
+    if isinstance(x, Tensor):
+        return asarray(x, device=device, copy=copy)
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+    dev = get_device(device)
+    try:
+        arr = np.from_dlpack(x, copy=copy)
+    except BufferError as e:
+        raise BufferError(f"from_dlpack: {e}") from None
+    except RuntimeError as e:
+        raise ValueError(f"from_dlpack: the data cannot be read as host memory ({e})") from None
+    if arr.dtype.kind not in "biufc" or arr.dtype == np.float16:
+        raise TypeError(f"from_dlpack: lazyarr has no dtype for {arr.dtype}")
+    if copy is False:
+        return from_numpy(arr, dev, copy=False)
+    return from_numpy(arr, dev, copy=True)
+
+
+def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D coordinate arrays: each output has one axis per input ('ij'),
+    with the first two swapped for Cartesian indexing ('xy'). Each keeps its input's dtype."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    ts = [a if isinstance(a, Tensor) else asarray(a) for a in arrays]
+    for t in ts[1:]:
+        if t.device is not ts[0].device:
+            raise ValueError(f"meshgrid: arrays are on different devices: {ts[0].device.name} and {t.device.name}")
+    lengths = [t.size for t in ts]
+    axes = list(range(len(ts)))
+    if indexing == "xy" and len(ts) > 1:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(ts)
+    for i, a in enumerate(axes):
+        shape[a] = lengths[i]
+    out = []
+    for i, t in enumerate(ts):
+        along = [1] * len(ts)
+        along[axes[i]] = lengths[i]
+        out.append(wrap(expand_uop(reshape_uop(t.uop, tuple(along)), tuple(shape)), t.device))
+    return tuple(out)
+
+
+def _triangle(name: str, x: Tensor, k: int, lower: bool) -> Tensor:
+    if not isinstance(x, Tensor):
+        x = asarray(x)
+    k = operator.index(k)
+    if x.ndim < 2:
+        raise ValueError(f"{name}: the array must have at least 2 dimensions, got {x.ndim}")
+    n, m = x.shape[-2:]
+    rows = expand_uop(reshape_uop(iota(n), (n, 1)), (n, m))
+    cols = expand_uop(reshape_uop(iota(m), (1, m)), (n, m))
+    diag = alu(Ops.SUB, cols, rows)   # which diagonal each element is on
+    keep = alu(Ops.CMPLE, diag, k) if lower else alu(Ops.CMPLE, k, diag)
+    keep = expand_uop(keep, x.shape)
+    zero = const(False if x.dtype.is_bool else 0, x.dtype, x.shape)
+    return wrap(UOp(Ops.WHERE, x.dtype, (keep, x.uop, zero)), x.device)
+
+
+def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
+    """x with the elements above the k-th diagonal of its last two axes set to zero."""
+    return _triangle("tril", x, k, lower=True)
+
+
+def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
+    """x with the elements below the k-th diagonal of its last two axes set to zero."""
+    return _triangle("triu", x, k, lower=False)

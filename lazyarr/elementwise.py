@@ -95,12 +95,12 @@ def _float_divmod(a: UOp, b: UOp) -> tuple[UOp, UOp]:
     div = alu(Ops.FDIV, alu(Ops.SUB, a, mod), b)
     adjust = alu(Ops.AND, alu(Ops.CMPNE, mod, 0.0), alu(Ops.CMPNE, alu(Ops.CMPLT, b, 0.0), alu(Ops.CMPLT, mod, 0.0)))
     div = alu(Ops.WHERE, adjust, alu(Ops.SUB, div, 1.0), div)
-    zero_with_b_sign = alu(Ops.COPYSIGN, alu(Ops.MUL, b, 0.0), b)
+    zero_with_b_sign = alu(Ops.COPYSIGN, const(0.0, b.dtype, b.shape), b)   # not b*0: inf*0 is nan
     mod = alu(Ops.WHERE, adjust, alu(Ops.ADD, mod, b), alu(Ops.WHERE, alu(Ops.CMPNE, mod, 0.0), mod, zero_with_b_sign))
     floor = alu(Ops.FLOOR, div)
     snapped = alu(Ops.WHERE, alu(Ops.CMPLT, 0.5, alu(Ops.SUB, div, floor)), alu(Ops.ADD, floor, 1.0), floor)
     quotient = alu(Ops.FDIV, a, b)
-    floordiv = alu(Ops.WHERE, alu(Ops.CMPNE, div, 0.0), snapped, alu(Ops.COPYSIGN, alu(Ops.MUL, div, 0.0), quotient))
+    floordiv = alu(Ops.WHERE, alu(Ops.CMPNE, div, 0.0), snapped, alu(Ops.COPYSIGN, const(0.0, div.dtype, div.shape), quotient))
     b_is_zero = alu(Ops.CMPEQ, b, 0.0)
     return alu(Ops.WHERE, b_is_zero, quotient, floordiv), alu(Ops.WHERE, b_is_zero, alu(Ops.FMOD, a, b), mod)
 
@@ -408,3 +408,17 @@ arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 invert, left_shift, right_shift, bitwise_not = bitwise_invert, bitwise_left_shift, bitwise_right_shift, bitwise_invert
 conjugate = conj
+
+__all__ = [
+    # the standard's element-wise functions
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj", "copysign",
+    "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater", "greater_equal", "hypot",
+    "imag", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p", "log2", "log10", "logaddexp",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
+    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign", "signbit",
+    "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc",
+    # searching (where) and NumPy's extra names
+    "where", "exp2", "fmod", "absolute", "power", "true_divide", "mod", "arcsin", "arccos", "arctan", "arctan2",
+    "arcsinh", "arccosh", "arctanh", "invert", "left_shift", "right_shift", "bitwise_not", "conjugate",
+]

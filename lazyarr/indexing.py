@@ -6,18 +6,27 @@ the step's magnitude k is more than 1, a pad to a multiple of k, a reshape to (c
 shrink to the first column. An integer is a shrink to one element and a reshape that drops the
 axis; `None` is a reshape that adds one. Nothing is computed; the result is a view of x's graph.
 
-Arrays as indices (integer arrays, boolean masks) are not supported yet: they raise IndexError
-saying so.
+Arrays as indices (integer arrays, boolean masks) are not supported yet in reads: they raise
+IndexError saying so.
+
+Assignment (`x[key] = value`, `setitem`) is lazy too: the value is broadcast to the view's shape,
+moved into x's positions by the inverse movement ops (a reshape that restores dropped axes, pads
+that spread strided elements apart, flips, and a pad to x's shape), and x's node is rebound to
+`where(selected, value, old value)`. Other arrays holding x's old node keep the old value.
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
 import numpy as np
 
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.tensor import Tensor, wrap
-from lazyarr.graph import flip_uop, pad_uop, reshape_uop, shrink_uop
+from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, pad_uop, reshape_uop,
+                           shrink_uop)
 
 
 def _is_int_key(k: Any) -> bool:
@@ -89,3 +98,116 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         u = reshape_uop(u, split)
         u = shrink_uop(u, [b for (k, c), n in zip(steps, u.shape[::2]) for b in ((0, n), (0, 1))])
     return wrap(reshape_uop(u, tuple(out_shape)), x.device)
+
+
+# ---- assignment ------------------------------------------------------------------------------
+
+def _value_node(x: Tensor, value: Any) -> UOp:
+    """`value` (a Python scalar or an array) as a node of x's dtype, on x's device."""
+    from lazyarr.creation import asarray
+    d = x.dtype
+    if isinstance(value, Tensor):
+        if value.device is not x.device:
+            raise ValueError(f"cannot assign an array on {value.device.name} into an array on {x.device.name}")
+        v = value
+    elif isinstance(value, (bool, int, float, complex)):
+        if isinstance(value, complex) and not d.is_complex:
+            raise TypeError(f"cannot assign a complex value to an array of {d}")
+        if d.is_int and isinstance(value, int) and not isinstance(value, bool):
+            dtypes.check_scalar_fits(value, d)
+        if d.is_int and isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"cannot convert float {value} to integer")
+        return UOp.const(d, value if not (d.is_int and isinstance(value, float)) else int(value))
+    else:
+        v = asarray(value, device=x.device)
+    if v.dtype.is_complex and not d.is_complex:
+        raise TypeError(f"cannot assign complex values to an array of {d}")
+    return cast_uop(v.uop, d)
+
+
+def _broadcast_value(v: UOp, shape: tuple[int, ...]) -> UOp:
+    try:
+        out = broadcast_shapes(v.shape, shape)
+    except ValueError:
+        out = None
+    if out != shape:
+        raise ValueError(f"could not broadcast input array from shape {v.shape} into shape {shape}")
+    return expand_uop(v, shape)
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """`x[key] = value`, lazily: x's node is rebound to `where(selected, value, old)`, where value is
+    moved into place by the inverse of the view's movement ops (pads, flips and strides).
+    Supports the keys `getitem` does and boolean masks over x's leading axes (with a scalar or
+    0-d value). Raises IndexError for bad keys and ValueError when value does not broadcast."""
+    v = _value_node(x, value)
+    mask = _boolean_key(x, key)
+    if mask is not None:
+        if v.shape != ():
+            raise ValueError(f"assigning through a boolean mask needs a scalar or 0-d value, got shape {v.shape}")
+        sel = expand_uop(reshape_uop(mask, mask.shape + (1,) * (x.ndim - len(mask.shape))), x.shape)
+        x.uop = UOp(Ops.WHERE, x.dtype, (sel, expand_uop(v, x.shape), x.uop))
+        return
+    entries = normalize_key(key, x.ndim)
+    picks: list[tuple[int, int, int, bool]] = []   # per axis of x: start, step, count, kept in the view
+    view_shape, axis_of_view = [], []
+    axis = 0
+    for k in entries:
+        if k is None:
+            view_shape.append(1)
+            axis_of_view.append(None)
+            continue
+        n = x.shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            count = len(range(start, stop, step))
+            picks.append((start, step, count, True))
+            view_shape.append(count)
+            axis_of_view.append(axis)
+        else:
+            i = operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            picks.append((i % n, 1, 1, False))
+        axis += 1
+    v = _broadcast_value(v, tuple(view_shape))
+    if any(c == 0 for _, _, c, _ in picks):
+        return  # nothing selected
+    # the value in the space of x's axes: None axes dropped, integer axes of length 1
+    v = reshape_uop(v, tuple(c for _, _, c, _ in picks))
+    sel = UOp.const(dtypes.bool_, True)
+    sel = expand_uop(sel, v.shape)
+    flips = [a for a, (_, step, c, _) in enumerate(picks) if step < 0 and c > 1]
+    v, sel = flip_uop(v, flips), flip_uop(sel, flips)
+    lows = []
+    for a, (start, step, c, _) in enumerate(picks):
+        k = abs(step)
+        lows.append(start + (c - 1) * step if step < 0 else start)
+        if k > 1 and c > 1:
+            v, sel = _unstride(v, a, k), _unstride(sel, a, k)
+    pads = [(lo, n - lo - s) for lo, n, s in zip(lows, x.shape, v.shape)]
+    v, sel = pad_uop(v, pads), pad_uop(sel, pads)
+    x.uop = UOp(Ops.WHERE, x.dtype, (sel, v, x.uop))
+
+
+def _unstride(u: UOp, axis: int, k: int) -> UOp:
+    """u's elements along `axis` spread k apart (k-1 zeros between them): the inverse of a stride."""
+    s, c = u.shape, u.shape[axis]
+    u = reshape_uop(u, s[:axis] + (c, 1) + s[axis + 1:])
+    u = pad_uop(u, [(0, 0)] * (axis + 1) + [(0, k - 1)] + [(0, 0)] * (len(s) - axis - 1))
+    u = reshape_uop(u, s[:axis] + (c * k,) + s[axis + 1:])
+    return shrink_uop(u, [(0, n) if i != axis else (0, (c - 1) * k + 1) for i, n in enumerate(u.shape)])
+
+
+def _boolean_key(x: Tensor, key: Any) -> UOp | None:
+    """The node of a boolean-array key (over x's leading axes), or None for other keys."""
+    if isinstance(key, np.ndarray) and key.dtype == np.bool_:
+        from lazyarr.creation import asarray
+        key = asarray(key, device=x.device)
+    if not (isinstance(key, Tensor) and key.dtype.is_bool):
+        return None
+    if key.ndim > x.ndim or key.shape != x.shape[:key.ndim]:
+        raise IndexError(f"boolean index of shape {key.shape} does not match the array's shape {x.shape}")
+    if key.device is not x.device:
+        raise ValueError(f"the mask is on {key.device.name} and the array on {x.device.name}")
+    return key.uop

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes, normalize_axis, pad_uop,
                            permute_uop, reshape_uop, shrink_uop)
 from lazyarr.tensor import Tensor, as_tensor, wrap
@@ -103,11 +104,16 @@ def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
     return wrap(expand_uop(x.uop, shape), x.device)
 
 
-def broadcast_arrays(*arrays: Tensor) -> list[Tensor]:
-    """The arrays broadcast to their common shape."""
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """The shape arrays of `shapes` broadcast to (() for none). Raises ValueError when they do not."""
+    return graph_broadcast_shapes(*(_shape_arg(s) for s in shapes))
+
+
+def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
+    """The arrays broadcast to their common shape (a tuple, as the 2025.12 standard says)."""
     ts = [as_tensor(a) for a in arrays]
     shape = broadcast_shapes(*(t.shape for t in ts))
-    return [wrap(expand_uop(t.uop, shape), t.device) for t in ts]
+    return tuple(wrap(expand_uop(t.uop, shape), t.device) for t in ts)
 
 
 def flip(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None) -> Tensor:

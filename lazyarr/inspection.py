@@ -1,0 +1,82 @@
+"""The inspection namespace (array API section "Inspection"): `xp.__array_namespace_info__()`.
+
+Its answers describe what lazyarr does now, not what it declares:
+- `capabilities()`: boolean-mask indexing of arrays and functions whose output shape depends on
+  the data are not there yet (False); there is no limit on the number of dimensions (None).
+- `devices()`: the devices lazyarr can run kernels on; `default_device()` the one arrays go to.
+- `default_dtypes()`: float64, complex128, int64, and int64 for indexing.
+- `dtypes()`: the dtypes a device computes with. complex64/complex128 exist as dtype objects
+  (arrays of them can be made from host data and read back) but are listed only once the device's
+  renderer has a C type for them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from lazyarr import dtypes
+from lazyarr.runtime.device import Device, available_devices, get_device
+
+_KINDS = {
+    "bool": lambda d: d.is_bool,
+    "signed integer": lambda d: d.kind == "i",
+    "unsigned integer": lambda d: d.kind == "u",
+    "integral": lambda d: d.is_int,
+    "real floating": lambda d: d.is_float,
+    "complex floating": lambda d: d.is_complex,
+    "numeric": lambda d: d.kind in "iufc",
+}
+
+
+def _device(device: Any) -> Device:
+    return get_device(device)
+
+
+def _computes(device: Device, d: dtypes.DType) -> bool:
+    """Whether kernels of `device` can compute with `d` (its renderer knows a type for it)."""
+    from lazyarr.compiler import render_c
+    if device.name == "cpu":
+        return d in render_c.C_TYPES
+    return True
+
+
+class Info:
+    """What this namespace supports; `xp.__array_namespace_info__()` returns one."""
+
+    __module__ = "lazyarr"
+
+    def capabilities(self) -> dict[str, Any]:
+        """Optional features: boolean indexing, data-dependent shapes, the most dimensions."""
+        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+
+    def default_device(self) -> Device:
+        """The device arrays are made on when no device is given."""
+        return get_device(None)
+
+    def devices(self) -> tuple[Device, ...]:
+        """Every device lazyarr can run kernels on."""
+        return tuple(get_device(name) for name in available_devices())
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, dtypes.DType]:
+        """The default dtypes of each kind (the same on every device)."""
+        _device(device)
+        return {"real floating": dtypes.default_float, "complex floating": dtypes.default_complex,
+                "integral": dtypes.default_int, "indexing": dtypes.default_int}
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, dtypes.DType]:
+        """The dtypes `device` computes with, by name, of `kind` (a kind name, a tuple of them, or
+        None for all). Raises ValueError for an unknown kind."""
+        dev = _device(device)
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        for k in kinds:
+            if k is not None and k not in _KINDS:
+                raise ValueError(f"unknown dtype kind {k!r}; expected one of {', '.join(_KINDS)}")
+        return {d.name: d for d in dtypes.ALL
+                if _computes(dev, d) and (kind is None or any(_KINDS[k](d) for k in kinds))}
+
+    def __repr__(self) -> str:
+        return "lazyarr.__array_namespace_info__()"
+
+
+def __array_namespace_info__() -> Info:
+    """The inspection namespace: capabilities, devices and dtypes of lazyarr."""
+    return Info()
