@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+import sys
 import subprocess
 
 import cffi
@@ -22,6 +23,7 @@ from lazyarr.runtime.cache import cache_key, cached_file
 from lazyarr.runtime.device import Buffer, Device
 
 ALIGNMENT = 64
+POOL_BYTES = 1 << 30   # freed memory kept for reuse, at most
 CFLAGS = ["-O3", "-march=native", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11",
           "-shared", "-fPIC", "-fno-plt"]
 
@@ -78,6 +80,8 @@ class CPUDevice(Device):
 
     def __init__(self) -> None:
         self._renderer = CRenderer()
+        self._pool: dict[int, list[np.ndarray]] = {}
+        self._pooled_bytes = 0
 
     @property
     def renderer(self) -> CRenderer:
@@ -85,13 +89,28 @@ class CPUDevice(Device):
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
         nbytes = size * dtype.itemsize
-        raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+        pooled = self._pool.get(nbytes)
+        if pooled:
+            raw = pooled.pop()
+            self._pooled_bytes -= nbytes
+        else:
+            raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
         offset = (-raw.ctypes.data) % ALIGNMENT
         return raw[offset:offset + nbytes].view(dtype.np)
 
+    def free(self, storage: np.ndarray, nbytes: int) -> None:
+        """Keep the memory for the next allocation of its size (fresh memory costs page faults),
+        unless something else still views it (an array numpy() handed out) or the pool is full."""
+        raw = storage.base
+        if nbytes == 0 or raw is None or sys.getrefcount(raw) > 3 or self._pooled_bytes + nbytes > POOL_BYTES:
+            return
+        self._pool.setdefault(nbytes, []).append(raw)
+        self._pooled_bytes += nbytes
+
     def to_numpy(self, storage: np.ndarray, size: int, dtype: DType) -> np.ndarray:
-        # storage may have been handed over from a buffer of another dtype of the same size
-        return storage if storage.dtype == dtype.np else storage.view(dtype.np)
+        # a view (never the storage object itself: the allocator counts views to know whether memory
+        # is still in use), of the buffer's dtype (storage may come from a buffer of another dtype)
+        return storage.view(dtype.np)
 
     def copyin(self, storage: np.ndarray, data: np.ndarray) -> None:
         storage[...] = data

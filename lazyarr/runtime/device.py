@@ -47,6 +47,9 @@ class Device:
     def copyin(self, storage: Any, data: np.ndarray) -> None:
         raise NotImplementedError
 
+    def free(self, storage: Any, nbytes: int) -> None:
+        """Storage no buffer owns anymore (a caching allocator may keep it for reuse)."""
+
     def compile(self, name: str, source: str) -> Any:
         """A callable program; calling it with a list of Buffers (and extra words, a call's
         scalars) runs the kernel."""
@@ -62,13 +65,22 @@ class Device:
 
 class Buffer:
     """`size` elements of `dtype` on `device`, allocated when first needed."""
-    __slots__ = ("device", "size", "dtype", "storage", "base", "__weakref__")
+    __slots__ = ("device", "size", "dtype", "storage", "base", "owns", "__weakref__")
 
     def __init__(self, device: Device, size: int, dtype: DType, storage: Any = None, base: Any = None):
         # base: memory this buffer wraps but does not own (given storage, e.g. asarray(copy=False)):
-        # never handed to another buffer
+        # never handed to another buffer. owns: the storage was allocated for this buffer (or
+        # handed to it) and goes back to the device when the buffer dies.
         self.device, self.size, self.dtype, self.storage = device, size, dtype, storage
         self.base = storage if base is None else base
+        self.owns = False
+
+    def __del__(self) -> None:
+        if self.owns and self.storage is not None:
+            try:
+                self.device.free(self.storage, self.nbytes)
+            except Exception:   # interpreter shutdown: modules are already gone
+                pass
 
     def __repr__(self) -> str:
         state = "allocated" if self.storage is not None else "unallocated"
@@ -81,12 +93,14 @@ class Buffer:
     def ensure_allocated(self) -> Buffer:
         if self.storage is None:
             self.storage = self.device.allocate(self.size, self.dtype)
+            self.owns = True
         return self
 
     def take_storage(self, other: Buffer) -> None:
         """Use `other`'s storage (of the same size): the kernel about to run reads `other` there
-        and nothing reads it afterwards."""
+        and nothing reads it afterwards. The storage's ownership moves along."""
         self.storage = other.storage
+        self.owns, other.owns = other.owns, False
 
     def numpy(self) -> np.ndarray:
         self.ensure_allocated()
