@@ -323,6 +323,10 @@ def operands(*args: Any, dtype_rule: str = "promote") -> tuple[list[UOp], DType,
     by the array API's table, Python scalars weakly (they take the arrays' dtype when their kind
     fits), NumPy arrays as arrays. Raises ValueError for mismatched shapes or devices, TypeError for
     unsupported operands, OverflowError for a Python int outside the dtype's range."""
+    if len(args) == 2:   # the common cases, without the general bookkeeping: recording must be cheap
+        fast = _two_operands(*args)
+        if fast is not None:
+            return fast
     tensors: list[Tensor | None] = []
     for a in args:
         if isinstance(a, Tensor):
@@ -356,6 +360,35 @@ def operands(*args: Any, dtype_rule: str = "promote") -> tuple[list[UOp], DType,
         else:
             out.append(expand_uop(cast_uop(t.uop, dtype), shape))
     return out, dtype, device
+
+
+_weak_dtype: dict[tuple[DType, type], DType] = {}
+
+
+def _two_operands(a: Any, b: Any) -> tuple[list[UOp], DType, Device] | None:
+    """operands() for two tensors of one shape and dtype, or a tensor and a Python int or float."""
+    ta, tb = type(a), type(b)
+    if ta is Tensor and tb is Tensor:
+        ua, ub = a._uop, b._uop
+        if ua.dtype is ub.dtype and a.device is b.device and ua.shape == ub.shape:
+            return [ua, ub], ua.dtype, a.device
+        return None
+    if ta is Tensor and (tb is float or tb is int):
+        t, scalar, first = a, b, True
+    elif tb is Tensor and (ta is float or ta is int):
+        t, scalar, first = b, a, False
+    else:
+        return None
+    u = t._uop
+    key = (u.dtype, type(scalar))
+    dtype = _weak_dtype.get(key)
+    if dtype is None:
+        dtype = _weak_dtype[key] = dtypes.weak_result(u.dtype, scalar)
+    if dtype.is_int:
+        dtypes.check_scalar_fits(scalar, dtype)
+    c = const(scalar, dtype, u.shape)
+    u = cast_uop(u, dtype)
+    return ([u, c] if first else [c, u]), dtype, t.device
 
 
 from lazyarr import _tensor_methods  # noqa: E402,F401  (attaches operators and methods to Tensor)

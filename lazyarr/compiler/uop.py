@@ -110,7 +110,7 @@ class UOp:
     arg: Any
 
     def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-        key = (op, dtype, src, _arg_key(arg))
+        key = (op, dtype, src, arg if type(arg) not in (float, complex) else _arg_key(arg))
         found = _interned.get(key)
         if found is not None:
             return found
