@@ -37,14 +37,13 @@ def test_conversions_realize(monkeypatch, convert):
 
 def test_a_realized_value_is_not_recomputed(monkeypatch):
     runs = count_runs(monkeypatch)
-    x = xp.exp(xp.arange(5.0))
+    x = xp.sqrt(xp.arange(5.0))
     y = x * 2
     x.realize()
-    y.realize()   # reads x's buffer: one kernel, not a fused recomputation of exp
+    y.realize()   # reads x's buffer: one kernel, not a fused recomputation of sqrt
     assert runs == [1, 1]
-    assert "exp" not in y.schedule()[0].source if not y.is_realized else True
     z = x + 1
-    assert "exp(" not in z.schedule()[0].source
+    assert "sqrt" not in z.schedule()[0].source
 
 
 def test_realizing_frees_the_graph():
@@ -108,7 +107,7 @@ def test_schedule_lists_kernels_with_name_device_and_source():
     assert len(kernels) == 1
     k = kernels[0]
     assert k.name.startswith("E_") and k.device.name == "cpu"
-    assert "void " + k.name in k.source and "exp(" in k.source
+    assert "void " + k.name in k.source and "data1" in k.source
 
 
 def test_debug_prints_kernels_and_sources(monkeypatch, capsys):

@@ -110,7 +110,7 @@ class CRenderer:
     # tan, log, log2 and pow stay faster (sin/cos/tan pay for Payne–Hanek on every element). exp
     # and exp2 approximated are 1.1-1.9x faster too, but stay native for now: tests/test_tensor.py
     # looks for "exp(" in a kernel's source
-    approx_by_default = frozenset({Ops.EXPM1, Ops.LOG1P, Ops.TANH})
+    approx_by_default = frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH})
     pre_matcher: PatternMatcher | None = c_pre_matcher
 
     def __init__(self) -> None:

@@ -23,7 +23,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from lazyarr import dtypes
+from lazyarr import dtypes, settings
 from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.prepare import prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
@@ -67,7 +67,7 @@ class ScheduleItem:
     @property
     def kernel(self) -> KernelSource:
         if self._kernel is None:
-            key = (self.ast, self.device.name)
+            key = (self.ast, self.device.name, settings.transcendentals)   # settings that change the code
             if key not in _kernel_sources:
                 _kernel_sources[key] = generate(self.ast, self.device.renderer)
             self._kernel = _kernel_sources[key]
