@@ -10,6 +10,7 @@ LAZYARR_CC        the C compiler for the CPU device (default "gcc").
 LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT_SIZE
                   whether and when a large reduction over few outputs is split in two
                   (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
+LAZYARR_THREADS   threads a kernel's outer loop is split across (default: the cores available).
 LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
                   unset: each renderer's default, per function (the C renderer approximates
@@ -42,3 +43,6 @@ transcendentals: str | None = os.environ.get("LAZYARR_TRANSCENDENTALS") or None
 split_reduceop: bool = bool(_env_int("LAZYARR_SPLIT_REDUCEOP", 1))
 reduceop_split_threshold: int = _env_int("LAZYARR_REDUCEOP_SPLIT_THRESHOLD", 32768)
 reduceop_split_size: int = _env_int("LAZYARR_REDUCEOP_SPLIT_SIZE", 22)
+# threads for a kernel's outer loop (OpenMP); defaults to the cores this process may use
+threads: int = _env_int("LAZYARR_THREADS", len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                        else (os.cpu_count() or 1))

@@ -13,8 +13,11 @@ import math
 
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import PatternMatcher, UPat
+from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
 from lazyarr.dtypes import DType
+
+PARALLEL_MIN_WORK = 1 << 15   # innermost iterations below which threads cost more than they save
 
 C_TYPES = {dtypes.bool_: "bool", dtypes.int8: "int8_t", dtypes.int16: "int16_t", dtypes.int32: "int32_t",
            dtypes.int64: "int64_t", dtypes.uint8: "uint8_t", dtypes.uint16: "uint16_t",
@@ -261,6 +264,45 @@ class CRenderer:
             return f"(-{a[0]})"
         raise NotImplementedError(f"the C renderer has no {u.op.name} for {u.dtype}")
 
+    # ---- loops ------------------------------------------------------------------------------
+    def loop_pragmas(self, program: list[UOp]) -> dict[UOp, str]:
+        """OpenMP pragmas for loops (formatted with the names of the accumulators a loop updates):
+        the outermost loop over the output is split across `settings.threads` threads when the
+        kernel does enough work to pay for them; an innermost loop that sums into a float
+        accumulator may reassociate the sum (`omp simd reduction`), so that it vectorises."""
+        from lazyarr import settings
+        out: dict[UOp, str] = {}
+        store_ranges = frozenset().union(*(u.ranges for u in program if u.op is Ops.STORE))
+        work = max((run_count(u) for u in program), default=1)
+        depth = 0
+        for i, u in enumerate(program):
+            if u.op is Ops.RANGE:
+                size = u.src[0].arg if u.src[0].op is Ops.CONST else 0
+                if depth == 0 and u in store_ranges and settings.threads > 1 and size >= settings.threads and \
+                        work >= PARALLEL_MIN_WORK:
+                    out[u] = f"#pragma omp parallel for num_threads({settings.threads}) schedule(static)"
+                accs = [a for a in u.src if a.op is Ops.DEFINE_ACC]
+                if accs and self._innermost(program, i) and all(self._sums_floats(program, a) for a in accs):
+                    out[u] = "#pragma omp simd " + " ".join("reduction(+:{})" for _ in accs)
+                depth += 1
+            elif u.op is Ops.END:
+                depth -= 1
+        return out
+
+    @staticmethod
+    def _innermost(program: list[UOp], i: int) -> bool:
+        for u in program[i + 1:]:
+            if u.op is Ops.RANGE:
+                return False
+            if u.op is Ops.END and u.src[1] is program[i]:
+                return True
+        return False
+
+    @staticmethod
+    def _sums_floats(program: list[UOp], acc: UOp) -> bool:
+        updates = [u for u in program if u.op is Ops.ASSIGN and u.src[0] is acc]
+        return acc.dtype.is_float and all(v.src[1].op is Ops.ADD and acc in v.src[1].src for v in updates)
+
     # ---- the kernel -------------------------------------------------------------------------
     def render(self, name: str, program: list[UOp]) -> str:
         self.helpers = {}
@@ -287,6 +329,8 @@ class CRenderer:
         def emit(line: str) -> None:
             lines.append("  " * depth + line)
 
+        pragmas = self.loop_pragmas(program)
+
         for u in program:
             op = u.op
             if op is Ops.DEFINE_GLOBAL:
@@ -296,6 +340,8 @@ class CRenderer:
                 names[u] = c_literal(u.arg, u.dtype)
             elif op is Ops.RANGE:
                 names[u] = f"r{u.arg}"
+                if u in pragmas:
+                    emit(pragmas[u].format(*(names[a] for a in u.src if a.op is Ops.DEFINE_ACC)))
                 emit(f"for (int64_t r{u.arg} = 0; r{u.arg} < {ref(u.src[0])}; r{u.arg}++) {{")
                 depth += 1
             elif op is Ops.END:

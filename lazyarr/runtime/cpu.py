@@ -24,7 +24,7 @@ from lazyarr.runtime.device import Buffer, Device
 
 ALIGNMENT = 64
 POOL_BYTES = 1 << 30   # freed memory kept for reuse, at most
-CFLAGS = ["-O3", "-march=native", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11",
+CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11",
           "-shared", "-fPIC", "-fno-plt"]
 
 _ffi = cffi.FFI()
