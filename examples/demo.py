@@ -1,8 +1,12 @@
 """lazyarr's demo: an expression recorded lazily, the kernels it compiles, and the results
 against NumPy."""
+import os
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import lazyarr as xp
 
@@ -56,6 +60,12 @@ def main() -> None:
     y2.realize()
     print(f"a new graph of cached kernels: {(time.perf_counter() - start) * 1e3:.2f} ms")
     print("y[:2, :4] =", y[:2, :4])
+
+    section("5. a small training run: autograd, Adam, the digits data set")
+    import train_digits
+    accuracy, step_times, losses = train_digits.train(epochs=8, quiet=True)
+    print(f"loss {losses[0]:.3f} -> {np.mean(losses[-20:]):.3f}; test accuracy {accuracy * 100:.1f}%; "
+          f"median step {np.median(step_times[10:]) * 1e3:.2f} ms over {len(step_times)} steps")
 
 
 if __name__ == "__main__":
