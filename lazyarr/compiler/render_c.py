@@ -335,14 +335,14 @@ class CRenderer:
             op = u.op
             if op is Ops.DEFINE_GLOBAL:
                 names[u] = f"data{u.arg}"
-                params.append(f"  {c_type(u.dtype)} restrict data{u.arg} = ({c_type(u.dtype)})args[{u.arg}];")
+                params.append(self.param(u))
             elif op is Ops.CONST:
                 names[u] = c_literal(u.arg, u.dtype)
             elif op is Ops.RANGE:
                 names[u] = f"r{u.arg}"
                 if u in pragmas:
                     emit(pragmas[u].format(*(names[a] for a in u.src if a.op is Ops.DEFINE_ACC)))
-                emit(f"for (int64_t r{u.arg} = 0; r{u.arg} < {ref(u.src[0])}; r{u.arg}++) {{")
+                emit(self.open_range(u, ref(u.src[0])))
                 depth += 1
             elif op is Ops.END:
                 depth -= 1
@@ -388,5 +388,19 @@ class CRenderer:
                 else:
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")
                     emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
-        head = ["#include <stdint.h>", "#include <stdbool.h>", "#include <math.h>", *self.helpers.values()]
-        return "\n".join(head + [f"void {name}(const uintptr_t* restrict args) {{", *params, *lines, "}"]) + "\n"
+        head = [*self.prelude(program), *self.helpers.values()]
+        return "\n".join(head + self.signature(name, params) + lines + ["}"]) + "\n"
+
+    # ---- syntax hooks (the OpenCL renderer overrides these) ---------------------------------
+    def prelude(self, program: list[UOp]) -> list[str]:
+        return ["#include <stdint.h>", "#include <stdbool.h>", "#include <math.h>"]
+
+    def param(self, g: UOp) -> str:
+        """The line that names kernel argument `g` (a DEFINE_GLOBAL)."""
+        return f"  {c_type(g.dtype)} restrict data{g.arg} = ({c_type(g.dtype)})args[{g.arg}];"
+
+    def signature(self, name: str, params: list[str]) -> list[str]:
+        return [f"void {name}(const uintptr_t* restrict args) {{", *params]
+
+    def open_range(self, r: UOp, size: str) -> str:
+        return f"for (int64_t r{r.arg} = 0; r{r.arg} < {size}; r{r.arg}++) {{"
