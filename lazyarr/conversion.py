@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from lazyarr.compiler.schedule import realized
 from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.dtypes import python_value
 
 _MOVEMENT = (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.SHRINK, Ops.FLIP, Ops.PAD)
 
@@ -57,9 +59,6 @@ def _source_index(u: UOp, idx: tuple[int, ...]) -> tuple[int, ...] | None:
 
 def element(t: Any) -> Any:
     """The value of the only element of tensor `t` (size 1) as a Python scalar."""
-    from lazyarr import dtypes
-    from lazyarr.compiler.schedule import realized
-    from lazyarr.tensor import realize, wrap
     u, idx = t.uop, (0,) * len(t.shape)
     while True:
         view = realized.get(u)
@@ -72,16 +71,17 @@ def element(t: Any) -> Any:
             t.device.synchronize()
             return data[idx[0]].item()
         if op is Ops.CONST:
-            return dtypes.python_value(u.arg, t.dtype)
+            return python_value(u.arg, u.dtype)
         if op is Ops.IOTA:
-            return dtypes.python_value(idx[0], t.dtype)
+            return python_value(idx[0], u.dtype)
         if op in _MOVEMENT:
             src_idx = _source_index(u, idx)
             if src_idx is None:
-                return dtypes.python_value(0, t.dtype)
+                return python_value(0, u.dtype)
             u, idx = u.src[0], src_idx
             continue
         # a computed value: realize it once (it is shared by every view of it), then read it
+        from lazyarr.tensor import realize, wrap
         node = wrap(u, t.device)
         realize(node)
         u = node.uop
