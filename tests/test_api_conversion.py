@@ -90,6 +90,7 @@ def test_complex_elements_read_without_computing():
     t = xp.asarray(np.array([1 + 2j, 3 - 4j]))
     assert complex(t[1]) == 3 - 4j
     assert t[0].item() == 1 + 2j
+    assert complex(xp.asarray(2.5)) == 2.5 + 0j and complex(xp.asarray(3, dtype=xp.int8)) == 3 + 0j
 
 
 def test_conversion_errors_are_numpys():
