@@ -33,7 +33,7 @@ from __future__ import annotations
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 
-F64, I64 = dtypes.float64, dtypes.int64
+F64, I64, F32, I32 = dtypes.float64, dtypes.int64, dtypes.float32, dtypes.int32
 
 EXP_Q = (
     0.5, 0.16666666666666666, 0.04166666666666668, 0.008333333333333333, 0.0013888888888879075,
@@ -94,11 +94,11 @@ def from_bits(n: UOp) -> UOp:
 
 
 def shr(n: UOp, k: int) -> UOp:
-    return n.alu(Ops.SHR, i(k))
+    return n.alu(Ops.SHR, n.const_like(k))
 
 
 def shl(n: UOp, k: int) -> UOp:
-    return n.alu(Ops.SHL, i(k))
+    return n.alu(Ops.SHL, n.const_like(k))
 
 
 def select(cond: UOp, a: UOp, b: UOp) -> UOp:
@@ -114,8 +114,8 @@ def fabs(x: UOp) -> UOp:
 
 
 def horner(x: UOp, coeffs: tuple[float, ...]) -> UOp:
-    """Σ coeffs[k]·x^k."""
-    out = f(coeffs[-1])
+    """Σ coeffs[k]·x^k, in x's dtype."""
+    out = x.const_like(coeffs[-1])
     for c in reversed(coeffs[:-1]):
         out = out * x + c
     return out
@@ -135,8 +135,9 @@ def fast_two_sum(a: UOp, b: UOp) -> tuple[UOp, UOp]:
 
 
 def split(a: UOp) -> tuple[UOp, UOp]:
-    """a == hi + lo with 26 and 27 significant bits (Veltkamp), for |a| < 2^995."""
-    t = a * 134217729.0
+    """a == hi + lo with halves of the significand (Veltkamp: 26 and 27 bits for float64, |a| <
+    2^995; 12 and 12 for float32, |a| < 2^115)."""
+    t = a * (4097.0 if a.dtype is F32 else 134217729.0)
     hi = t - (t - a)
     return hi, a - hi
 
@@ -510,6 +511,209 @@ def sqrt64(x: UOp, single: bool = False) -> UOp:
     return select(x.lt(f(0.0)) | is_nan(x), f(float("nan")), y)
 
 
+# ---- float32, computed in float32 -----------------------------------------------------------------
+# Polynomials: near-minimax fits rounded to float32 (bench/transcendentals_fit.py prints them and
+# the error of the rounded polynomial); constants split so that their products with the reduction's
+# integer are exact.
+EXPF_P = (0.5, 0.1666666716337204, 0.041666463017463684, 0.00833331048488617, 0.0013933820882812142,
+          0.00019891180272679776)                                    # (e^r−1−r)/r², |r| ≤ ln2/2: 2^-30.8
+EXP2F_Q = (0.6931471824645996, 0.24022650718688965, 0.05550410971045494, 0.009618056006729603,
+           0.0013333501992747188, 0.00015461677685379982, 1.5297502613975666e-05)  # (2^r−1)/r: 2^-29.2
+LOGF_R = (0.6666666865348816, 0.4000012278556824, 0.28550779819488525, 0.23331613838672638)  # 2^-33.2
+SINF_S = (-0.1666666716337204, 0.008333331905305386, -0.00019840082677546889, 2.7249313916399842e-06)
+COSF_C = (0.0416666679084301, -0.00138888880610466, 2.480059629306197e-05, -2.730044741383608e-07)
+TANHF_T = (-0.3333333432674408, 0.133333221077919, -0.053964197635650635, 0.02181326039135456,
+           -0.008504769764840603, 0.002495379652827978)             # (tanh x − x)/x³, |x| ≤ 0.56
+LOG2E_F = 1.4426950216293335
+LN2F_HI, LN2F_LO = 0.693145751953125, 1.428606765330187e-06         # 16 bits: n·LN2F_HI exact, |n| < 2^8
+IVLN2F_HI, IVLN2F_LO = 1.4423828125, 0.00031222839606925845         # 12 bits: exact times a 12-bit hi
+TWO_OVER_PI_29 = (341782637, 423170132, 352195499, 488592205, 461485765, 90590992, 478285810)
+SQRT_HALF_BITS = 0x3F3504F3                                           # float32 √½
+
+
+def g(v: float) -> UOp:
+    return UOp.const(F32, v)
+
+
+def j(v: int) -> UOp:
+    return UOp.const(I32, v)
+
+
+def bits32(x: UOp) -> UOp:
+    return UOp(Ops.BITCAST, I32, (x,))
+
+
+def from_bits32(n: UOp) -> UOp:
+    return UOp(Ops.BITCAST, F32, (n,))
+
+
+def pow2f(n: UOp) -> UOp:
+    """2^n for an int32 n in [-126, 127], from its bits."""
+    return from_bits32(shl(n + 127, 23))
+
+
+def scalef(y: UOp, n: UOp) -> UOp:
+    """y·2^n for an int32 n in [-252, 254]: two exact multiplications, one rounding for a subnormal
+    result, inf on overflow."""
+    half = shr(n, 1)
+    return y * pow2f(half) * pow2f(n - half)
+
+
+def _clamped32(x: UOp, lo: float, hi: float) -> UOp:
+    return select(is_nan(x), g(0.0), x.maximum(g(lo)).minimum(g(hi)))
+
+
+def expf_reduce(x: UOp) -> tuple[UOp, UOp]:
+    """x = n·ln2 + r, |r| ≤ ln2/2 (+ rounding), n a float32 integer; x finite in [-104, 89]. x −
+    n·LN2F_HI is exact (the product has at most 24 bits, Sterbenz for the difference)."""
+    n = rint(x * LOG2E_F)
+    return n, (x - n * LN2F_HI) - n * LN2F_LO
+
+
+def expf(x: UOp) -> UOp:
+    n, r = expf_reduce(_clamped32(x, -104.0, 89.0))
+    y = (r + r * r * horner(r, EXPF_P)) + 1.0
+    return select(is_nan(x), x, scalef(y, n.cast(I32)))
+
+
+def exp2f(x: UOp) -> UOp:
+    xc = _clamped32(x, -151.0, 129.0)
+    n = rint(xc)
+    r = xc - n                                  # exact
+    y = r * horner(r, EXP2F_Q) + 1.0
+    return select(is_nan(x), x, scalef(y, n.cast(I32)))
+
+
+def expm1f(x: UOp) -> UOp:
+    """2^n·((1 − 2^−n) + u) with u = e^r − 1 as a float32 pair and the sum exact until its last
+    rounding: one rounding, then an exact scaling (n ≤ 0 included: 1 − 2^−n is exact down to −24
+    and beyond that below the result's ulp)."""
+    xc = _clamped32(x, -20.0, 89.0)
+    n = rint(xc * LOG2E_F)
+    r, rl = two_sum(xc - n * LN2F_HI, -(n * LN2F_LO))
+    uh, ul = fast_two_sum(r, r * r * horner(r, EXPF_P) + (rl + r * rl))
+    ni = n.cast(I32)
+    t, tl = two_sum(g(1.0), -pow2f(-ni.minimum(j(126))))
+    s, e = two_sum(t, uh)
+    out = scalef(s + ((tl + e) + ul), ni)
+    return select(fabs(x).lt(g(2.0 ** -25)), x, select(is_nan(x), x, out))
+
+
+def tanhf(x: UOp) -> UOp:
+    """x + x³·T(x²) below ln3/2, 1 − 2/(e^2|x| + 1) above (with x's sign)."""
+    a = fabs(x)
+    z = x * x
+    small = x + x * (z * horner(z, TANHF_T))
+    n, r = expf_reduce(_clamped32(a, 0.0, 10.0) * 2.0)
+    e = ((r + r * r * horner(r, EXPF_P)) + 1.0) * pow2f(n.cast(I32))
+    t = 1.0 - fdiv(g(2.0), e + 1.0)
+    out = select(a.lt(g(0.5493061443340549)), small, select(x.lt(g(0.0)), -t, t))
+    return select(a.lt(g(2.0 ** -12)) | is_nan(x), x, out)           # keeps −0
+
+
+def logf_parts(x: UOp, subnormal: bool = True) -> tuple[UOp, ...]:
+    """x = 2^k·(1 + f) with 1 + f ∈ [√½, √2) (x > 0 finite), and the pieces of ln(1 + f) =
+    f − (hfsq − s·(hfsq + R)): s = f/(2 + f), hfsq = f²/2, R = 2s²/3 + 2s⁴/5 + ... (a polynomial in
+    s²). Returns (k as a float32, f, s, hfsq, R). The exponent comes from subtracting √½'s bits, so
+    the significand lands in [√½, √2) without a comparison."""
+    adj = j(0)
+    if subnormal:
+        sub = x.lt(g(2.0 ** -126))
+        x = select(sub, x * 2.0 ** 23, x)
+        adj = select(sub, j(23), j(0))
+    b = bits32(x) - SQRT_HALF_BITS
+    k = shr(b, 23) - adj
+    fm = from_bits32((b & 0x7FFFFF) + SQRT_HALF_BITS) - 1.0      # exact (Sterbenz)
+    s = fdiv(fm, fm + 2.0)
+    z = s * s
+    return k.cast(F32), fm, s, fm * fm * 0.5, z * horner(z, LOGF_R)
+
+
+def _log_specials32(x: UOp, out: UOp) -> UOp:
+    out = select(x.eq(g(0.0)), g(float("-inf")), out)
+    out = select(x.eq(g(float("inf"))), x, out)
+    return select(x.lt(g(0.0)), g(float("nan")), select(is_nan(x), x, out))
+
+
+def _log_input32(x: UOp) -> UOp:
+    return select(g(0.0).lt(x) & x.lt(g(float("inf"))), x, g(1.0))
+
+
+def logf(x: UOp) -> UOp:
+    k, fm, s, hfsq, r = logf_parts(_log_input32(x))
+    return _log_specials32(x, k * LN2F_HI - ((hfsq - (s * (hfsq + r) + k * LN2F_LO)) - fm))
+
+
+def log2f(x: UOp) -> UOp:
+    """k + ln(1 + f)·log2(e) with ln(1 + f) as hi + lo, hi cut to 12 bits so that hi·IVLN2F_HI is
+    exact, and k's addition compensated."""
+    k, fm, s, hfsq, r = logf_parts(_log_input32(x))
+    hi = from_bits32(bits32(fm - hfsq) & -4096)
+    lo = ((fm - hi) - hfsq) + s * (hfsq + r)
+    vh = hi * IVLN2F_HI
+    vl = (lo + hi) * IVLN2F_LO + lo * IVLN2F_HI
+    w = k + vh
+    return _log_specials32(x, (vl + ((k - w) + vh)) + w)
+
+
+def log1pf(x: UOp) -> UOp:
+    """ln(u) + c/u where u + c == 1 + x exactly."""
+    core = select(g(-1.0).lt(x) & x.lt(g(float("inf"))), x, g(0.0))
+    u, c = two_sum(g(1.0), core)
+    k, fm, s, hfsq, r = logf_parts(u, subnormal=False)           # u ≥ 2^-24
+    out = k * LN2F_HI - ((hfsq - (s * (hfsq + r) + (k * LN2F_LO + fdiv(c, u)))) - fm)
+    out = select(x.eq(g(-1.0)), g(float("-inf")), select(x.eq(g(float("inf"))), x, out))
+    out = select(x.lt(g(-1.0)), g(float("nan")), select(is_nan(x), x, out))
+    return select(fabs(x).lt(g(2.0 ** -24)), x, out)
+
+
+def reduce_pio2_f32(x: UOp) -> tuple[UOp, UOp, UOp]:
+    """x = k·π/2 + y_hi + y_lo (float32 pair) and k mod 4 (int32), for every finite float32 x, in
+    float64 (Payne–Hanek shaped for 24-bit significands): x = M·2^e, and x·2/π mod 4 is the sum of
+    M times four 29-bit chunks of 2/π (each product exact in float64), the first chunk chosen by e
+    (one of four windows) so that the chunks before it only add multiples of 4. Each term is taken
+    modulo 4 where it can exceed 4, and the sum is kept exactly as a float64 pair: its error is
+    below 2^-60 of a quarter turn, far below what the nearest float32 to a multiple of π/2 needs."""
+    e = (shr(bits32(x), 23) & 0xFF) - 150
+    c1, c2, c3 = j(31).le(e), j(60).le(e), j(89).le(e)
+
+    def window(vals):
+        return select(c3, f(vals[3]), select(c2, f(vals[2]), select(c1, f(vals[1]), f(vals[0]))))
+    xs = x.cast(F64) * window((1.0, 2.0 ** -29, 2.0 ** -58, 2.0 ** -87))
+    t = [xs * window([float(TWO_OVER_PI_29[w + c]) for w in range(4)]) * 2.0 ** (-29 * (c + 1)) for c in range(4)]
+    s, e1 = two_sum(_mod4(t[0]), _mod4(t[1]))
+    s, e2 = two_sum(_mod4(s), t[2])
+    k = rint(s)
+    y = ((s - k) + (e1 + e2 + t[3])) * PIO2_HI
+    yh = y.cast(F32)
+    return yh, (y - yh.cast(F64)).cast(F32), k.cast(I32) & 3
+
+
+def trigf(x: UOp, op: Ops) -> UOp:
+    finite = fabs(x).lt(g(float("inf")))
+    yh, yl, q = reduce_pio2_f32(select(finite, x, g(0.0)))
+    z = yh * yh
+    sh, sl = fast_two_sum(yh, yh * z * horner(z, SINF_S) + yl * (1.0 - z * 0.5))
+    hz = z * 0.5
+    w = 1.0 - hz
+    ch, cl = fast_two_sum(w, ((g(1.0) - w) - hz) + (z * z * horner(z, COSF_C) - yh * yl))
+    if op is Ops.TAN:
+        odd = (q & 1).eq(j(1))
+        out = select(odd, dd_div(-ch, -cl, sh, sl), dd_div(sh, sl, ch, cl))
+    else:
+        sv, cv = sh + sl, ch + cl
+        if op is Ops.COS:
+            q = (q + 1) & 3
+        out = select(q.eq(j(0)), sv, select(q.eq(j(1)), cv, select(q.eq(j(2)), -sv, -cv)))
+    if op is not Ops.COS:
+        out = select(fabs(x).lt(g(2.0 ** -12)), x, out)
+    return select(finite, out, g(float("nan")))
+
+
+F32_UNARY = {Ops.EXP: expf, Ops.EXP2: exp2f, Ops.EXPM1: expm1f, Ops.LOG: logf, Ops.LOG2: log2f,
+             Ops.LOG1P: log1pf, Ops.TANH: tanhf}
+
+
 # ---- dispatch ------------------------------------------------------------------------------------
 
 UNARY = {Ops.EXP: exp64, Ops.EXP2: exp2_64, Ops.EXPM1: expm1_64, Ops.LOG: log64, Ops.LOG2: log2_64,
@@ -521,8 +725,12 @@ def decompose(u: UOp) -> UOp | None:
     d = u.dtype
     if d.count != 1 or d not in (dtypes.float32, dtypes.float64):
         return None
-    src = [s.cast(F64) for s in u.src]
     single = d is dtypes.float32
+    if single and u.op in F32_UNARY:
+        return F32_UNARY[u.op](u.src[0])
+    if single and u.op in (Ops.SIN, Ops.COS, Ops.TAN):
+        return trigf(u.src[0], u.op)
+    src = [s.cast(F64) for s in u.src]
     if u.op in UNARY:
         out = UNARY[u.op](src[0], single)
     elif u.op in (Ops.SIN, Ops.COS, Ops.TAN):
