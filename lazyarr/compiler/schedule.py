@@ -98,8 +98,8 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
     order = sink.toposort(is_buffer_view)
     points = {r for r in roots if not is_buffer_view(r)} | set(extra)
     points |= {u for u in order if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.CALL_RESULT) and not is_buffer_view(u)}
-    # a call reads whole buffers: any other input is materialised first
-    points |= {s for u in order if u.op is Ops.CALL for s in u.src if not is_buffer_view(s)}
+    # a call reads whole buffers, and a copy copies one: any other source is materialised first
+    points |= {s for u in order if u.op in (Ops.CALL, Ops.COPY) for s in u.src if not is_buffer_view(s)}
     return [u for u in order if u in points]
 
 
@@ -162,7 +162,7 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
 
     def buf(ref: tuple[str, int]) -> Buffer:
         return inputs[ref[1]] if ref[0] == "in" else new[ref[1]]
-    items = [(ScheduleItem if isinstance(ast, UOp) else CallItem)(ast, [buf(r) for r in refs], device)
+    items = [(ScheduleItem if isinstance(ast, UOp) else CopyItem if ast is None else CallItem)(ast, [buf(r) for r in refs], device)
              for ast, refs, device in entry.kernels]
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
@@ -231,11 +231,16 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
                 continue
             if p.size == 0:
                 continue
-            if p.op in (Ops.CONTIGUOUS, Ops.COPY):
+            if p.op is Ops.COPY:
+                src = view_buffer(_replace_points(p.src[0], views, replaced))
+                items.append(CopyItem(None, [buffers[p], src], buffers[p].device))
+                continue
+            if p.op is Ops.CONTIGUOUS:
                 value = _replace_points(p.src[0], views, replaced)
             else:
                 value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
-            ast, bufs, redundant = rangeify_kernel(buffers[p], value)
+            ast, bufs, redundant = rangeify_kernel(
+                buffers[p], value, getattr(buffers[p].device.renderer, "replicated_outside_parallel_loop", False))
             found.update(redundant)
             items.append(ScheduleItem(ast, bufs, buffers[p].device))
         if not found:
@@ -317,6 +322,20 @@ class CallItem:
         """(input, its new value's buffer) for each input the call writes through."""
         n_out, n_in = len(self.spec.outputs), len(self.spec.input_specs)
         return [(self.buffers[n_out + i], self.buffers[n_out + n_in + j]) for j, i in enumerate(self.spec.writes)]
+
+
+@dataclass
+class CopyItem:
+    """A copy of buffers[1] into buffers[0], on another device."""
+    ast: Any
+    buffers: list[Buffer]
+    device: Device
+    inplace: tuple[int, ...] = ()
+    name: str = "copy"
+
+    @property
+    def source(self) -> str:
+        return f"<copy {self.buffers[1].device.name} -> {self.buffers[0].device.name}>"
 
 
 _inplace: dict[UOp, tuple[int, ...]] = {}

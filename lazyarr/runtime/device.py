@@ -134,10 +134,17 @@ def get_device(name: Any = None) -> Device:
         if key == "cpu":
             from lazyarr.runtime.cpu import CPUDevice
             _devices[key] = CPUDevice()
+        elif key.startswith("opencl:") and key[7:].isdigit():
+            from lazyarr.runtime.opencl import INSTALL_HINT, OpenCLDevice, opencl_devices
+            if not opencl_devices():
+                raise RuntimeError(INSTALL_HINT)
+            _devices[key] = OpenCLDevice(int(key[7:]))
         else:
             raise ValueError(f"unknown device {name!r}; available devices: {', '.join(available_devices())}")
     return _devices[key]
 
 
 def available_devices() -> list[str]:
-    return ["cpu"]
+    """The names of every usable device: "cpu", then "opencl:N" for each OpenCL device found."""
+    from lazyarr.runtime.opencl import opencl_devices
+    return ["cpu", *(f"opencl:{i}" for i in range(len(opencl_devices())))]

@@ -28,7 +28,15 @@ def get_program(item: Any) -> Any:
     return prog
 
 
+def _copy(buffers: list[Any]) -> None:
+    dst, src = buffers
+    src.device.synchronize()
+    dst.copyin(src.numpy())
+
+
 def _compile(item: Any) -> Any:
+    if item.name == "copy" and item.ast is None:
+        return _copy
     spec = getattr(item, "spec", None)
     if spec is None:
         return item.device.compile(item.name, item.source)

@@ -1,0 +1,130 @@
+"""The OpenCL device: buffers in device memory, kernels rendered as OpenCL C and built by the
+platform's compiler (PoCL on a CPU, a GPU vendor's driver), launched on an in-order queue.
+
+Device names are "opencl:N" for the N-th device over all platforms ("opencl" is "opencl:0").
+Built program binaries are cached on disk keyed by source, device, driver version and build
+options (a cold PoCL build costs about half a second). Reading a buffer on the host copies it
+(`to_numpy`); `synchronize` waits for the queue. float64 is available only where the device
+reports double precision; elsewhere allocating it raises TypeError naming the device.
+
+Raises CompileError (with the source and the build log) when a kernel fails to build, and
+RuntimeError saying how to install one when no OpenCL platform is found.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from lazyarr import dtypes, settings
+from lazyarr.dtypes import DType
+from lazyarr.runtime.cache import cache_key, cached_file
+from lazyarr.runtime.cpu import CompileError
+from lazyarr.runtime.device import Buffer, Device
+
+INSTALL_HINT = ("no OpenCL platform is available: install one, e.g. PoCL for the CPU (Debian/Ubuntu: "
+                "apt-get install -y pocl-opencl-icd) and pyopencl (pip install pyopencl)")
+
+
+@functools.lru_cache(maxsize=None)
+def opencl_devices() -> tuple[Any, ...]:
+    """Every OpenCL device of every platform, in a stable order (empty without pyopencl)."""
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return ()
+    os.environ.setdefault("POCL_CACHE_DIR", os.path.join(settings.cache_dir, "pocl"))
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return ()
+    return tuple(d for p in platforms for d in p.get_devices())
+
+
+class OpenCLProgram:
+    """A built kernel; calling it with the kernel's buffers launches it (without waiting)."""
+
+    def __init__(self, device: OpenCLDevice, name: str, source: str, program: Any):
+        self.device, self.name, self.source = device, name, source
+        self.kernel = getattr(program, name)
+        match = re.match(r"// lazyarr launch (\d+)", source)
+        self.global_size = (int(match.group(1)) if match else 1,)
+
+    def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
+        if extra:
+            raise TypeError(f"{self.name}: scalar arguments are not supported on OpenCL")
+        self.kernel(self.device.queue, self.global_size, None, *(b.storage for b in buffers))
+
+
+class OpenCLDevice(Device):
+    def __init__(self, index: int):
+        import pyopencl as cl
+        devices = opencl_devices()
+        if not devices:
+            raise RuntimeError(INSTALL_HINT)
+        if not 0 <= index < len(devices):
+            raise ValueError(f"there is no OpenCL device {index}: {len(devices)} found")
+        self.cl = cl
+        self.name = f"opencl:{index}"
+        self.cl_device = devices[index]
+        self.context = cl.Context([self.cl_device])
+        self.queue = cl.CommandQueue(self.context)
+        self.fp64 = self.cl_device.double_fp_config != 0
+        from lazyarr.compiler.render_opencl import OpenCLRenderer
+        self._renderer = OpenCLRenderer(self.fp64)
+        rounded = self.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
+        # float32 division and sqrt rounded correctly, as NumPy's (OpenCL allows a few ulp otherwise)
+        self.build_options = "-cl-fp32-correctly-rounded-divide-sqrt" if rounded else ""
+
+    def __repr__(self) -> str:
+        return f"Device({self.name!r}: {self.cl_device.name.strip()})"
+
+    @property
+    def renderer(self) -> Any:
+        return self._renderer
+
+    def _check_dtype(self, dtype: DType) -> None:
+        if dtype.scalar in (dtypes.float64, dtypes.complex128) and not self.fp64:
+            raise TypeError(f"{dtype} needs double precision, which {self.name} ({self.cl_device.name.strip()}) "
+                            f"does not support")
+
+    def allocate(self, size: int, dtype: DType) -> Any:
+        self._check_dtype(dtype)
+        return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, max(size * dtype.itemsize, 1))
+
+    def to_numpy(self, storage: Any, size: int, dtype: DType) -> np.ndarray:
+        out = np.empty(size, dtype=dtype.np)
+        if size:
+            self.cl.enqueue_copy(self.queue, out, storage, is_blocking=True)
+        return out
+
+    def copyin(self, storage: Any, data: np.ndarray) -> None:
+        if data.size:
+            self.cl.enqueue_copy(self.queue, storage, np.ascontiguousarray(data), is_blocking=True)
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+    def compile(self, name: str, source: str) -> OpenCLProgram:
+        cl = self.cl
+        key = cache_key("opencl", self.cl_device.name, self.cl_device.driver_version,
+                        self.cl_device.platform.version, self.build_options, source)
+
+        def build(path: str) -> None:
+            program = cl.Program(self.context, source)
+            try:
+                program.build(options=self.build_options)
+            except cl.RuntimeError as e:
+                raise CompileError(f"the OpenCL compiler of {self.name} failed on kernel {name}", source,
+                                   str(e)) from None
+            with open(path, "wb") as f:
+                f.write(program.get_info(cl.program_info.BINARIES)[0])
+
+        path = cached_file("opencl", key, ".bin", build)
+        with open(path, "rb") as f:
+            binary = f.read()
+        program = cl.Program(self.context, [self.cl_device], [binary]).build(options=self.build_options)
+        return OpenCLProgram(self, name, source, program)
