@@ -199,7 +199,7 @@ def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
     return rangeify_kernel(out, value)[:2]
 
 
-def rangeify_kernel(out: Any, value: UOp, outer_loop_replicated: bool = False) -> tuple[UOp, list[Any], list[UOp]]:
+def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0) -> tuple[UOp, list[Any], list[UOp]]:
     """`rangeify`, and the reductions the kernel would compute redundantly (`redundant_reductions`)."""
     ctx = RangeifyContext()
     out_global = ctx.global_for(out)
@@ -210,24 +210,23 @@ def rangeify_kernel(out: Any, value: UOp, outer_loop_replicated: bool = False) -
     loops = [r for r in ranges if r.op is Ops.RANGE]
     root = UOp(Ops.END, dtypes.void, (store, *loops)) if loops else store
     sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, (root,)), pm_rangeify, ctx, bottom_up=False)
-    return sink, ctx.buffers, redundant_reductions(sink, loops, ctx.reduce_origin, outer_loop_replicated)
+    return sink, ctx.buffers, redundant_reductions(sink, loops, ctx.reduce_origin, parallel_loops)
 
 
 def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp],
-                         outer_loop_replicated: bool = False) -> list[UOp]:
+                         parallel_loops: int = 0) -> list[UOp]:
     """The reductions (as their REDUCE_AXIS nodes) that this kernel would evaluate more often than
     they have outputs. A reduction runs inside the loops of the ranges it depends on (the
     linearizer hoists it out of any other), and inside every loop that encloses those; it is
     redundant when one of those enclosing loops is not one it depends on: a reduction broadcast
     along an outer axis. A reduction broadcast only along inner axes (a row's max or sum used by
     every element of the row, as softmax and layer norm do) is evaluated once per row and stays
-    fused. With `outer_loop_replicated` (a device whose work-items each run what lies outside the
-    outermost output loop, which they share), a reduction that does not run inside that loop is
-    redundant too."""
+    fused. On a device that spreads the first `parallel_loops` output loops over work-items, each
+    work-item runs everything outside the innermost of them: a reduction that does not depend on
+    all of them is redundant too."""
     enclosing: dict[UOp, frozenset[UOp]] = {r: frozenset(out_loops[:i]) for i, r in enumerate(out_loops)}
-    if outer_loop_replicated and out_loops:   # everything runs "inside" the loop over work-items
-        enclosing = {r: e | {out_loops[0]} if r is not out_loops[0] else e for r, e in enclosing.items()}
-        enclosing[None] = frozenset({out_loops[0]})
+    if parallel_loops:   # every work-item is "inside" all the parallel loops
+        enclosing[None] = frozenset(out_loops[:parallel_loops])
     redundant = []
     for red in reversed(sink.toposort()):   # users first: an outer reduction before the ones it reads
         if red.op is not Ops.REDUCE:

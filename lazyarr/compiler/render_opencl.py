@@ -6,10 +6,12 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
   and enables double precision where the kernel uses it;
 - buffers are `__global` kernel arguments (booleans travel as uchar, which OpenCL allows in
   arguments where bool is not);
-- the outermost loop over the output is spread over work-items as a grid-stride loop
-  (`for (i = get_global_id(0); i < n; i += get_global_size(0))`), and the runtime launches
-  `launch_size` work-items, recorded in the source's first line; other loops stay loops. Work
-  outside that loop runs in every work-item, so the scheduler keeps reductions out of it;
+- the two outermost loops over the output are spread over a 2-D grid of work-items as
+  grid-stride loops (`for (i = get_global_id(d); i < n; i += get_global_size(d))`, the inner
+  loop on dimension 0 so that neighbouring work-items touch neighbouring elements); the grid's
+  size is recorded in the source's first line for the runtime; other loops stay loops. Work
+  outside the inner parallel loop runs in every work-item, so the scheduler keeps reductions
+  out of it;
 - no OpenMP pragmas, and transcendental functions use the device's built-ins (OpenCL requires
   them to be within a few ulp; they are fast on GPUs).
 """
@@ -27,27 +29,26 @@ MAX_WORK_ITEMS = 1 << 20
 class OpenCLRenderer(CRenderer):
     device = "opencl"
     has_predicated_store = False
-    # every work-item runs what lies outside the loop spread over them: reductions there would be
-    # computed once per work-item, so rangeify gives them kernels of their own
-    replicated_outside_parallel_loop = True
+    # the first two loops over the output are spread over a 2-D grid of work-items; every work-item
+    # runs what lies outside the inner one, so rangeify keeps reductions out of there
+    parallel_loops = 2
     approx_by_default = frozenset()
 
     def __init__(self, fp64: bool = True) -> None:
         super().__init__()
         self.fp64 = fp64
-        self._parallel: UOp | None = None
+        self._dims: dict[UOp, int] = {}
 
     def loop_pragmas(self, program: list[UOp]) -> dict[UOp, str]:
         return {}
 
     def render(self, name: str, program: list[UOp]) -> str:
         store_ranges = frozenset().union(*(u.ranges for u in program if u.op is Ops.STORE))
-        self._parallel = next((u for u in program if u.op is Ops.RANGE and u in store_ranges and not
-                               any(r is not u for r in u.ranges)), None)
-        size = self._parallel.src[0].arg if self._parallel is not None and self._parallel.src[0].op is Ops.CONST else 1
-        launch = max(1, min(size, MAX_WORK_ITEMS))
-        body = super().render(name, program)
-        return f"// lazyarr launch {launch}\n" + body
+        outer = sorted((u for u in program if u.op is Ops.RANGE and u in store_ranges), key=lambda r: r.arg)
+        parallel = outer[:self.parallel_loops]   # output ranges nest in the order of their numbers
+        self._dims = {r: len(parallel) - 1 - i for i, r in enumerate(parallel)}   # the innermost is dimension 0
+        sizes = [min(r.src[0].arg, MAX_WORK_ITEMS) for r in reversed(parallel)] or [1]
+        return f"// lazyarr launch {' '.join(map(str, sizes))}\n" + super().render(name, program)
 
     def prelude(self, program: list[UOp]) -> list[str]:
         uses_double = any(u.dtype.scalar is dtypes.float64 or (u.op is Ops.DEFINE_GLOBAL and u.dtype.base is dtypes.float64)
@@ -68,7 +69,8 @@ class OpenCLRenderer(CRenderer):
         return [f"__kernel void {name}({', '.join(ordered)}) {{"]
 
     def open_range(self, r: UOp, size: str) -> str:
-        if r is self._parallel:
-            return f"for (int64_t r{r.arg} = get_global_id(0); r{r.arg} < {size}; r{r.arg} += get_global_size(0)) {{"
+        if r in self._dims:
+            d = self._dims[r]
+            return f"for (int64_t r{r.arg} = get_global_id({d}); r{r.arg} < {size}; r{r.arg} += get_global_size({d})) {{"
         return super().open_range(r, size)
 

@@ -240,7 +240,7 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
             else:
                 value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
             ast, bufs, redundant = rangeify_kernel(
-                buffers[p], value, getattr(buffers[p].device.renderer, "replicated_outside_parallel_loop", False))
+                buffers[p], value, getattr(buffers[p].device.renderer, "parallel_loops", 0))
             found.update(redundant)
             items.append(ScheduleItem(ast, bufs, buffers[p].device))
         if not found:

@@ -50,13 +50,16 @@ class OpenCLProgram:
     def __init__(self, device: OpenCLDevice, name: str, source: str, program: Any):
         self.device, self.name, self.source = device, name, source
         self.kernel = getattr(program, name)
-        match = re.match(r"// lazyarr launch (\d+)", source)
-        self.global_size = (int(match.group(1)) if match else 1,)
+        match = re.match(r"// lazyarr launch ([\d ]+)", source)
+        sizes = [int(v) for v in match.group(1).split()] if match else [1]
+        # work-groups of up to 256 along dimension 0; the grid rounds up (the loops are grid-stride)
+        self.local_size = (min(256, sizes[0]),) + (1,) * (len(sizes) - 1)
+        self.global_size = tuple(-(-n // g) * g for n, g in zip(sizes, self.local_size))
 
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
         if extra:
             raise TypeError(f"{self.name}: scalar arguments are not supported on OpenCL")
-        self.kernel(self.device.queue, self.global_size, None, *(b.storage for b in buffers))
+        self.kernel(self.device.queue, self.global_size, self.local_size, *(b.storage for b in buffers))
 
 
 class OpenCLDevice(Device):
