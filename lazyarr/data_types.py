@@ -33,12 +33,10 @@ def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -
 
 
 def can_cast(from_: Any, to: Any, /) -> bool:
-    """Whether `from_` (a dtype or an array) promotes to `to` by the array API's table."""
+    """Whether `from_` (a dtype or an array) promotes to `to`: the array API's table within a kind,
+    NumPy's safe casting across kinds, where the standard is silent (bool to any, int8 to float32)."""
     f = from_.dtype if isinstance(from_, Tensor) else dtypes.as_dtype(from_)
     t = dtypes.as_dtype(to)
-    if f.kind != t.kind and not (f.is_bool or (f.kind in "iu" and t.kind in "iu") or
-                                 (f.is_float and t.is_complex)):
-        return False
     return dtypes.promote_types(f, t) is t
 
 

@@ -35,6 +35,8 @@ class DType:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
             return self is other
+        if not isinstance(other, (str, np.dtype, type)):
+            return NotImplemented   # a tuple, a number, None...: not a dtype (and no exception to pay for)
         try:
             return as_dtype(other) is self
         except TypeError:
