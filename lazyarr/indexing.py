@@ -139,7 +139,11 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     """`x[key] = value`, lazily: x's node is rebound to `where(selected, value, old)`, where value is
     moved into place by the inverse of the view's movement ops (pads, flips and strides).
     Supports the keys `getitem` does and boolean masks over x's leading axes (with a scalar or
-    0-d value). Raises IndexError for bad keys and ValueError when value does not broadcast."""
+    0-d value). Raises IndexError for bad keys, ValueError when value does not broadcast, and
+    RuntimeError for a leaf that requires grad (outside no_grad), as `Tensor.assign` does."""
+    from lazyarr.tensor import grad_mode
+    if x._leaf_grad and not grad_mode.disabled:
+        raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
     v = _value_node(x, value)
     mask = _boolean_key(x, key)
     if mask is not None:

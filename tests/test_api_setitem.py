@@ -96,3 +96,12 @@ def test_setitem_errors_are_numpys():
         xp.zeros(2, dtype=xp.uint8)[0] = 300
     with pytest.raises(IndexError, match="boolean index"):
         t[xp.asarray([True, False, True])] = 1.0
+
+
+def test_setitem_on_a_leaf_that_requires_grad_needs_no_grad():
+    w = xp.ones(3).requires_grad_()
+    with pytest.raises(RuntimeError, match="no_grad"):
+        w[0] = 2.0
+    with xp.no_grad():
+        w[0] = 2.0
+    assert_close(w.detach(), np.array([2.0, 1.0, 1.0]))
