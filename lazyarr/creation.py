@@ -1,9 +1,11 @@
 """Creation functions (array API section "Creation Functions").
 
-Host data (Python scalars, nested sequences, NumPy arrays, buffer-protocol objects) is copied into
-a new buffer: that is the boundary where NumPy converts. Everything else is a lazy graph:
-`zeros`, `ones` and `full` are broadcast constants, `arange`, `linspace` and `eye` are computed
-from IOTA (the index along an axis) in a kernel when realized.
+Host data (Python scalars, nested sequences, NumPy arrays, buffer-protocol objects, DLPack
+producers through `from_dlpack`) is copied into a new buffer, or shared with `copy=False`: that
+is the boundary where NumPy converts. Everything else is a lazy graph: `zeros`, `ones` and `full`
+are broadcast constants, `meshgrid` broadcasts reshaped inputs, `arange`, `linspace` and `eye` are
+computed from IOTA (the index along an axis) in a kernel when realized, and `tril`/`triu` select
+with a mask built from two IOTAs.
 """
 from __future__ import annotations
 
