@@ -11,6 +11,7 @@ LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT
                   whether and when a large reduction over few outputs is split in two
                   (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
 LAZYARR_THREADS   threads a kernel's outer loop is split across (default: the cores available).
+LAZYARR_OPTS      0 turns kernel optimisation (register tiles, vectors, cache blocks) off (default 1).
 LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
                   unset: each renderer's default, per function (the C renderer approximates
@@ -46,3 +47,5 @@ reduceop_split_size: int = _env_int("LAZYARR_REDUCEOP_SPLIT_SIZE", 22)
 # threads for a kernel's outer loop (OpenMP); defaults to the cores this process may use
 threads: int = _env_int("LAZYARR_THREADS", len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                         else (os.cpu_count() or 1))
+# kernel optimisation (lazyarr.compiler.opts): actions on ranges chosen per kernel
+opts: bool = bool(_env_int("LAZYARR_OPTS", 1))

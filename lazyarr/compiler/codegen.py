@@ -1,5 +1,7 @@
 """From one kernel's rangeified graph to source code: the codegen stages in order.
 
+  opts (5)             kernel optimisation: actions on ranges (`lazyarr.compiler.opts`), for
+                       renderers with an `opt_target` (the CPU); `opts` given, or the heuristic's
   symbolic (16)        index arithmetic simplified with value bounds
   lower_reduce         REDUCE → accumulator, loop, read after
   symbolic (16)        again, over what lowering exposed
@@ -27,6 +29,7 @@ from lazyarr.compiler.control_flow import add_control_flow
 from lazyarr.compiler.decompositions import Target, decompose
 from lazyarr.compiler.final_rewrite import final_rewrite
 from lazyarr.compiler.linearize import linearize
+from lazyarr.compiler.opts import optimize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.patterns import graph_rewrite
 from lazyarr.compiler.symbolic import symbolic
@@ -61,12 +64,16 @@ def _stage(name: str, fn: Callable[[UOp], UOp], sink: UOp) -> UOp:
     return out
 
 
-def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals: str | None = None) -> KernelSource:
-    """Run the codegen stages on a rangeified kernel and render it."""
+def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals: str | None = None,
+             opts: list | None = None) -> KernelSource:
+    """Run the codegen stages on a rangeified kernel and render it. `opts`: the kernel
+    optimisation actions (None: the heuristic's; [] for none)."""
     name = name or kernel_name(sink)
     target = Target.of(renderer, transcendentals)
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")
+    opt_target = renderer.opt_target() if settings.opts and hasattr(renderer, "opt_target") else None
+    sink = _stage("opts (5)", lambda s: optimize(s, opt_target, opts), sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
     sink = _stage("lower_reduce", lower_reduce, sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)

@@ -1,0 +1,551 @@
+"""Kernel optimisation: explicit actions on a kernel's ranges, chosen per kernel by a heuristic.
+
+A rangeified kernel (one STORE of a value into its output under the END of the output's RANGEs,
+with REDUCEs over reduction RANGEs inside the value) has *axes*: its output ranges, outermost
+first, then the reduction ranges in the order they first appear. An action (`Opt`) names an
+axis by that position:
+- VECTOR(axis, w): the innermost w consecutive values of the axis become the w lanes of SIMD
+  values (vector dtypes): a load whose address steps by one along the axis is one vector load,
+  a value that does not depend on the axis is broadcast, arithmetic the renderer has on vectors
+  (`renderer.vector_ops`) works lane by lane, anything else is computed per lane and gathered.
+  On a reduction axis the accumulator is a vector, summed (maxed, ...) across its lanes after
+  the loop. Only float values are vectorised.
+- UPCAST(axis, n): the next n consecutive values (above any VECTOR lanes) are unrolled into
+  registers: everything that depends on the axis is computed n times with the index a constant,
+  and what does not is computed once and reused (matmul's register tile). On a reduction axis
+  (UNROLL) the reduction keeps n accumulators, combined after the loop.
+- TILE(axis, b): cache blocking: the axis runs in blocks of b (a multiple of its UPCAST·VECTOR
+  amount), and the loop over blocks moves outside every other output loop, so that the data
+  one block reads stays in cache while the other loops sweep over it.
+The outermost output loop is the one the renderer splits across threads (`#pragma omp parallel
+for`, `settings.threads`), when the kernel does enough work.
+
+Sizes that the amounts do not divide are not padded: each axis is cut into a part that takes
+every action, then parts that take fewer (the TILE dropped, then the UPCAST, then the VECTOR),
+then a scalar rest. A kernel becomes one loop nest per combination of output parts (several
+STOREs under one SINK); a reduction becomes one REDUCE per part of its axes, combined by its op.
+Floating-point sums change order (lanes and accumulators are summed after the loop): results
+agree with NumPy to rounding (NumPy's pairwise sums differ from a loop's by as much); MAX/MIN
+keep their NaN semantics (lanes propagate NaN like scalars).
+
+`heuristic(kernel, target)` picks the actions (see its docstring), `optimize(sink, target)`
+applies them; `apply_opts(sink, opts, target)` applies given ones (the search in
+`lazyarr.compiler.search` times variants). Kernels of another shape (several stores, gated
+stores, sizes that are not constants, vector dtypes already) are returned unchanged.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from lazyarr import dtypes
+from lazyarr.compiler.lower_reduce import splat
+from lazyarr.compiler.patterns import substitute
+from lazyarr.compiler.symbolic import simplify
+from lazyarr.compiler.uop import GroupOp, Ops, UOp
+
+REDUCE_OPS_ON_VECTORS = frozenset({Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN})
+
+
+@dataclass(frozen=True)
+class Opt:
+    action: str    # "vector", "upcast" (on a reduction axis: unroll), "tile" or "epilogue"
+    axis: int
+    amount: int
+
+    def __repr__(self) -> str:
+        return f"{self.action.upper()}({self.axis}, {self.amount})"
+
+
+@dataclass(frozen=True)
+class OptTarget:
+    """What kernel optimisation needs to know about a device."""
+    vector_bytes: int = 32             # SIMD register width used for vectors
+    registers: int = 32                # SIMD registers (accumulators plus operands)
+    l1_bytes: int = 32 << 10
+    l2_bytes: int = 1 << 20
+    threads: int = 1
+    vector_ops: frozenset = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.NEG, Ops.MAX, Ops.MIN})
+
+
+# ---- the kernel's axes -----------------------------------------------------------------------
+
+@dataclass
+class Kernel:
+    sink: UOp
+    store: UOp
+    out_ranges: list[UOp]
+    reduce_ranges: list[UOp]
+    reduces: list[UOp]
+
+    @property
+    def axes(self) -> list[UOp]:
+        return self.out_ranges + self.reduce_ranges
+
+    def size(self, axis: int) -> int:
+        return self.axes[axis].src[0].arg
+
+    def is_reduce(self, axis: int) -> bool:
+        return axis >= len(self.out_ranges)
+
+
+def analyse(sink: UOp) -> Kernel | None:
+    """The kernel's store, output and reduction ranges, or None for a kernel of another shape."""
+    if sink.op is not Ops.SINK or len(sink.src) != 1:
+        return None
+    root = sink.src[0]
+    store, out_ranges = (root.src[0], list(root.src[1:])) if root.op is Ops.END else (root, [])
+    if store.op is not Ops.STORE or not store.src[0].src[-1].is_const(True):
+        return None
+    nodes = sink.toposort()
+    if any(u.dtype.count > 1 for u in nodes if not isinstance(u.dtype, dtypes.PtrDType)):
+        return None
+    ranges = [u for u in nodes if u.op is Ops.RANGE]
+    if any(r.src[0].op is not Ops.CONST or len(r.src) != 1 for r in ranges):
+        return None
+    reduces = [u for u in nodes if u.op is Ops.REDUCE]
+    reduce_ranges = list(dict.fromkeys(r for red in reduces for r in red.src[1:]))
+    if set(ranges) != set(out_ranges) | set(reduce_ranges):
+        return None
+    return Kernel(sink, store, out_ranges, reduce_ranges, reduces)
+
+
+def stride(expr: UOp, r: UOp) -> int | None:
+    """How much `expr` grows when range `r` grows by one, if that is a constant."""
+    if r not in expr.ranges:
+        return 0
+    step = simplify(substitute(expr, {r: r + 1}) - expr)
+    return step.arg if step.op is Ops.CONST else None
+
+
+# ---- applying actions -----------------------------------------------------------------------
+
+@dataclass
+class AxisPlan:
+    """The amounts an axis takes: lanes (VECTOR), unrolled copies (UPCAST), block (TILE)."""
+    vector: int = 1
+    upcast: int = 1
+    tile: int = 0
+
+    def levels(self) -> list[tuple[int, AxisPlan]]:
+        """(chunk, plan) from every action down to none: a part whose length the chunk divides
+        takes that plan."""
+        out = []
+        if self.tile:
+            out.append((self.tile, self))
+        if self.upcast > 1:
+            out.append((self.vector * self.upcast, AxisPlan(self.vector, self.upcast)))
+        if self.vector > 1:
+            out.append((self.vector, AxisPlan(self.vector)))
+        return out + [(1, AxisPlan())]
+
+
+def parts(length: int, plan: AxisPlan) -> list[tuple[int, int, AxisPlan]]:
+    """(start, length, plan) covering [0, length): the largest part that every action divides,
+    then what is left with fewer actions."""
+    out, start = [], 0
+    for chunk, p in plan.levels():
+        n = (length - start) // chunk * chunk
+        if n:
+            out.append((start, n, p))
+            start += n
+    return out
+
+
+@dataclass
+class Builder:
+    """Builds one loop nest per part of the output axes, with the parts' ranges and the special
+    ranges (unrolled copies and vector lanes) that `Expander` then replaces."""
+    kernel: Kernel
+    plans: dict[UOp, AxisPlan]
+    tile_order: list[UOp]
+    next_range: int
+    unroll: dict[UOp, int] = field(default_factory=dict)
+    lanes: dict[UOp, int] = field(default_factory=dict)
+
+    def new_range(self, size: int) -> UOp:
+        self.next_range += 1
+        return UOp(Ops.RANGE, dtypes.index, (UOp.const(dtypes.index, size),), self.next_range - 1)
+
+    def split(self, start: int, length: int, plan: AxisPlan) -> tuple[UOp, list[UOp], UOp | None]:
+        """The index start + tile·b + loop·(u·w) + copy·w + lane, its loops (tile, loop) and the
+        tile loop alone."""
+        idx, loops, tile = UOp.const(dtypes.index, start), [], None
+        inner = plan.vector * plan.upcast
+        if plan.tile:
+            tile = self.new_range(length // plan.tile)
+            idx, length = idx + tile * plan.tile, plan.tile
+        if length // inner > 1:
+            loop = self.new_range(length // inner)
+            loops.append(loop)
+            idx = idx + loop * inner
+        if plan.upcast > 1:
+            copy = self.new_range(plan.upcast)
+            self.unroll[copy] = plan.upcast
+            idx = idx + copy * plan.vector
+        if plan.vector > 1:
+            lane = self.new_range(plan.vector)
+            self.lanes[lane] = plan.vector
+            idx = idx + lane
+        return idx, loops, tile
+
+    def rebuild(self, value: UOp, mapping: dict[UOp, UOp]) -> UOp:
+        """`value` with output ranges replaced by `mapping` and each REDUCE cut into parts."""
+        done: dict[UOp, UOp] = {}
+        for u in value.toposort():
+            if u in mapping:
+                done[u] = mapping[u]
+                continue
+            src = tuple(done[s] for s in u.src)
+            if u.op is not Ops.REDUCE:
+                done[u] = u if src == u.src else u.replace(src=src)
+                continue
+            pieces = []
+            for combo in itertools.product(*(parts(r.src[0].arg, self.plans.get(r, AxisPlan())) for r in u.src[1:])):
+                sub, ranges = {}, []
+                for r, (start, length, plan) in zip(u.src[1:], combo):
+                    idx, loops, _ = self.split(start, length, AxisPlan(plan.vector, plan.upcast))
+                    sub[r] = idx
+                    ranges += loops + [x for x in idx.toposort() if x in self.unroll or x in self.lanes]
+                v = substitute(src[0], sub)
+                pieces.append(UOp(Ops.REDUCE, u.dtype, (v, *ranges), u.arg) if ranges else v)
+            done[u] = combine(u.arg, pieces)
+        return done[value]
+
+    def nests(self) -> list[tuple[UOp, list[UOp]]]:
+        """(store, loops outermost first) for each part of the output axes."""
+        out = []
+        store = self.kernel.store
+        ranges = self.kernel.out_ranges
+        for combo in itertools.product(*(parts(r.src[0].arg, self.plans.get(r, AxisPlan())) for r in ranges)):
+            mapping, loops, tiles = {}, [], {}
+            for r, (start, length, plan) in zip(ranges, combo):
+                mapping[r], own, tile = self.split(start, length, plan)
+                loops += own
+                if tile is not None:
+                    tiles[r] = tile
+            loops = [tiles[r] for r in self.tile_order if r in tiles] + loops
+            out.append((self.rebuild(store, mapping), loops))
+        return out
+
+
+def combine(op: Ops, values: list[UOp]) -> UOp:
+    """op over `values` as a balanced tree."""
+    while len(values) > 1:
+        values = [UOp(op, values[i].dtype, (values[i], values[i + 1])) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
+class Expander:
+    """Replaces the special ranges: an unrolled copy's range by each of its values, a lane range
+    by vector dtypes. `ex(u, env)`: u with the copies in env fixed; a lane range in env is fixed
+    to a constant too (a per-lane value), or to None (left as a variable, for address analysis)."""
+
+    def __init__(self, unroll: dict[UOp, int], lanes: dict[UOp, int], vector_ops: frozenset):
+        self.unroll, self.lanes, self.vector_ops = unroll, lanes, vector_ops
+        self.special = frozenset(unroll) | frozenset(lanes)
+        self.memo: dict[tuple, UOp] = {}
+        self.under: dict[UOp, bool] = {}
+
+    def open_lane(self, u: UOp, env: dict[UOp, int | None]) -> UOp | None:
+        open_ = [r for r in u.ranges if r in self.lanes and r not in env]
+        assert len(open_) <= 1, "a value depends on two vector axes"
+        return open_[0] if open_ else None
+
+    def touches(self, u: UOp) -> bool:
+        """Whether a special range is anywhere under u (open, or closed by a REDUCE under it)."""
+        if u not in self.under:
+            for x in u.toposort(lambda y: y in self.under):
+                if x not in self.under:
+                    self.under[x] = x in self.special or any(self.under[s] for s in x.src)
+        return self.under[u]
+
+    def ex(self, u: UOp, env: dict[UOp, int | None]) -> UOp:
+        if not self.touches(u):
+            return u
+        deps = u.ranges & self.special
+        key = (u, tuple(sorted(((r.arg, env[r]) for r in deps if r in env), key=lambda x: x[0])))
+        if key in self.memo:
+            return self.memo[key]
+        lane = self.open_lane(u, env)
+        if u.op is Ops.RANGE:
+            assert u in env or u in self.lanes, "an unrolled range without a value"
+            if u not in env:
+                out = self.per_lane(u, env, lane)
+            else:
+                out = u if env[u] is None else UOp.const(dtypes.index, env[u])
+        elif u.op is Ops.REDUCE:
+            out = self.reduce(u, env)
+        elif u.op is Ops.STORE:
+            out = self.store(u, env, lane)
+        elif lane is None:
+            out = u.replace(src=tuple(self.ex(s, env) for s in u.src))
+        elif u.op is Ops.LOAD:
+            out = self.load(u, env, lane)
+        elif u.op in self.vector_ops and u.dtype.is_float:
+            w = self.lanes[lane]
+            src = [self.ex(s, env) for s in u.src]
+            out = UOp(u.op, u.dtype.vec(w), tuple(s if s.dtype.count > 1 else broadcast(s, w) for s in src), u.arg)
+        else:
+            out = self.per_lane(u, env, lane)
+        self.memo[key] = out
+        return out
+
+    def per_lane(self, u: UOp, env: dict, lane: UOp) -> UOp:
+        w = self.lanes[lane]
+        return UOp(Ops.VECTORIZE, u.dtype.vec(w), tuple(self.ex(u, {**env, lane: i}) for i in range(w)))
+
+    def contiguous_base(self, idx: UOp, env: dict, lane: UOp) -> UOp | None:
+        """The address of lane 0 when the address steps by one per lane, else None."""
+        free = simplify(self.ex(idx, {**env, lane: None}))
+        terms, stack = [], [free]
+        while stack:
+            t = stack.pop()
+            if t.op is Ops.ADD:
+                stack += t.src
+            else:
+                terms.append(t)
+        if sum(t is lane for t in terms) != 1 or any(lane in t.ranges for t in terms if t is not lane):
+            return None
+        return simplify(substitute(free, {lane: UOp.const(dtypes.index, 0)}))
+
+    def load(self, u: UOp, env: dict, lane: UOp) -> UOp:
+        ix = u.src[0]
+        if u.dtype.is_float and not (ix.src[-1].ranges & self.special) and ix.src[-1].is_const(True):
+            base = self.contiguous_base(ix.src[1], env, lane)
+            if base is not None:
+                return UOp(Ops.LOAD, u.dtype.vec(self.lanes[lane]), (ix.replace(src=(ix.src[0], base, ix.src[-1])),))
+        return self.per_lane(u, env, lane)
+
+    def store(self, st: UOp, env: dict, lane: UOp | None) -> UOp:
+        ix, value = st.src
+        if lane is None:
+            return st.replace(src=(self.ex(ix, env), self.ex(value, env)))
+        w = self.lanes[lane]
+        base = self.contiguous_base(ix.src[1], env, lane) if ix.src[-1].is_const(True) else None
+        if base is not None and value.dtype.is_float:
+            v = self.ex(value, env)
+            v = v if v.dtype.count > 1 else broadcast(v, w)
+            return st.replace(src=(ix.replace(src=(ix.src[0], base, ix.src[-1])), v))
+        return group([self.ex(st, {**env, lane: i}) for i in range(w)])
+
+    def reduce(self, red: UOp, env: dict) -> UOp:
+        value, ranges, op = red.src[0], red.src[1:], red.arg
+        loops = [r for r in ranges if r not in self.special]
+        copies = [r for r in ranges if r in self.unroll]
+        lanes = [r for r in ranges if r in self.lanes]
+        pieces = []
+        for values in itertools.product(*(range(self.unroll[r]) for r in copies)):
+            v = self.ex(value, {**env, **dict(zip(copies, values))})
+            if lanes and v.dtype.count == 1:
+                v = broadcast(v, self.lanes[lanes[0]])
+            pieces.append(UOp(Ops.REDUCE, v.dtype, (v, *loops), op) if loops else v)
+        out = combine(op, pieces)
+        if lanes:
+            out = combine(op, [UOp(Ops.GEP, out.dtype.scalar, (out,), (i,)) for i in range(out.dtype.count)])
+        return out
+
+
+def broadcast(x: UOp, w: int) -> UOp:
+    return UOp(Ops.VECTORIZE, x.dtype.vec(w), (x,) * w)
+
+
+def group(stores: list[UOp]) -> UOp:
+    flat = [s for x in stores for s in (x.src if x.op is Ops.NOOP else (x,))]
+    return flat[0] if len(flat) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(flat))
+
+
+def split_epilogue(k: Kernel) -> tuple[UOp, Callable[[UOp], UOp]] | None:
+    """For a kernel that stores f(REDUCE) into an output of the REDUCE's dtype: the kernel storing
+    the REDUCE itself, and a function that, given that kernel optimised, returns the whole
+    kernel: it, then a loop nest over the output that reads each stored value back and stores f
+    of it. None for other kernels."""
+    ix, value = k.store.src
+    red = [u for u in value.toposort() if u.op is Ops.REDUCE]
+    if len(red) != 1 or red[0] is value or red[0].dtype is not value.dtype or red[0].ranges != frozenset(k.out_ranges):
+        return None
+    first = UOp(Ops.SINK, dtypes.void, (UOp(Ops.END, dtypes.void, (k.store.replace(src=(ix, red[0])), *k.out_ranges)),))
+    def whole(optimised: UOp) -> UOp:
+        next_range = max(u.arg for u in optimised.toposort() if u.op is Ops.RANGE) + 1
+        fresh = {r: r.replace(arg=next_range + i) for i, r in enumerate(k.out_ranges)}
+        done = UOp(Ops.AFTER, ix.src[0].dtype, (ix.src[0], *optimised.src))
+        stored = UOp(Ops.LOAD, red[0].dtype, (ix.replace(src=(done, *ix.src[1:])),))
+        second = substitute(k.store.replace(src=(ix, substitute(value, {red[0]: stored}))), fresh)
+        return UOp(Ops.SINK, dtypes.void, (*optimised.src, UOp(Ops.END, dtypes.void, (second, *fresh.values()))))
+    return first, whole
+
+
+def apply_opts(sink: UOp, opts: list[Opt], target: OptTarget = OptTarget()) -> UOp:
+    """The kernel with `opts` applied (see the module docstring)."""
+    k = analyse(sink)
+    if k is None or not opts:
+        return sink
+    if any(o.action == "epilogue" for o in opts):
+        split = split_epilogue(k)
+        if split is None:
+            raise ValueError("EPILOGUE needs a kernel that stores a function of one reduction")
+        return split[1](apply_opts(split[0], [o for o in opts if o.action != "epilogue"], target))
+    plans: dict[UOp, AxisPlan] = {}
+    tile_order: list[UOp] = []
+    for o in opts:
+        if not 0 <= o.axis < len(k.axes) or o.amount < 1:
+            raise ValueError(f"{o}: the kernel has {len(k.axes)} axes")
+        r = k.axes[o.axis]
+        p = plans.setdefault(r, AxisPlan())
+        if o.action == "vector":
+            p.vector = o.amount
+        elif o.action == "upcast":
+            p.upcast = o.amount
+        elif o.action == "tile":
+            assert not k.is_reduce(o.axis), "only output axes are tiled"
+            p.tile = o.amount
+            tile_order.append(r)
+        else:
+            raise ValueError(f"unknown kernel optimisation {o}")
+    for r, p in plans.items():
+        if p.tile and p.tile % (p.vector * p.upcast):
+            raise ValueError(f"a tile of {p.tile} is not a multiple of the {p.vector * p.upcast} values unrolled")
+    builder = Builder(k, plans, tile_order, max(r.arg for r in k.axes) + 1)
+    nests = builder.nests()
+    ex = Expander(builder.unroll, builder.lanes, target.vector_ops)
+    roots = []
+    for store, loops in nests:
+        copies = sorted((r for r in store.ranges if r in ex.unroll), key=lambda r: r.arg)
+        body = group([ex.ex(store, dict(zip(copies, values)))
+                      for values in itertools.product(*(range(ex.unroll[r]) for r in copies))])
+        roots.append(UOp(Ops.END, dtypes.void, (body, *loops)) if loops else body)
+    return UOp(Ops.SINK, dtypes.void, tuple(roots))
+
+
+# ---- the heuristic --------------------------------------------------------------------------
+
+def _value_nodes(root: UOp, r: UOp) -> list[UOp]:
+    """The nodes under `root` that depend on range r and compute values (not addresses or gates)."""
+    return [u for u in root.toposort() if r in u.ranges and u.dtype is not dtypes.index and u.op not in
+            (Ops.INDEX, Ops.RANGE, Ops.END, Ops.SINK, Ops.NOOP) and not (u.dtype.is_bool and u.op in GroupOp.Comparison)]
+
+
+def vectorizable(root: UOp, r: UOp, target: OptTarget) -> bool:
+    """Whether every value under `root` that depends on r is computed on vectors without a per-lane
+    fallback: float loads, the renderer's vector ops, reductions by ADD/MUL/MAX/MIN, stores."""
+    for u in _value_nodes(root, r):
+        if u.op is Ops.STORE:
+            continue
+        if not u.dtype.is_float or u.dtype.count > 1:
+            return False
+        if u.op is Ops.LOAD:
+            if not u.src[0].src[-1].is_const(True):
+                return False
+        elif u.op is Ops.REDUCE:
+            if u.arg not in REDUCE_OPS_ON_VECTORS:
+                return False
+        elif u.op not in target.vector_ops:
+            return False
+    return True
+
+
+def _loads(u: UOp) -> list[UOp]:
+    return [x for x in u.toposort() if x.op is Ops.LOAD]
+
+
+def _largest_divisor(n: int, options: tuple[int, ...]) -> int:
+    """The first of `options` that divides n, else the first that is at most n, else 1."""
+    return next((o for o in options if n % o == 0), next((o for o in options if o <= n), 1))
+
+
+def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
+    """The actions for a kernel, in this order of preference:
+    - elementwise kernels (no reduction) get none: gcc vectorises their loop, and the renderer
+      splits the outer loop across threads;
+    - a reduction whose output has an axis that the store and a load inside the reduction both
+      step through one element at a time (matmul's columns, column sums) is vectorised along that
+      output axis, upcast further along it (4 vectors), and upcast along the output axis on which
+      a load inside the reduction does not depend (matmul's rows: each loaded vector of B feeds
+      that many accumulators, each broadcast element of A a row of them); the accumulators stay
+      within the SIMD registers. When what the reduction reads along the reduced axis for one
+      block of columns exceeds half the L2 cache, the columns are tiled so that it fits;
+    - otherwise a reduction whose loads step through memory along its innermost reduced axis
+      (row sums, row maxima, dot products) is vectorised along that axis with several vector
+      accumulators (unroll), and upcast along output axes on which a load does not depend;
+    - only values the renderer computes on vectors are vectorised (float loads, + - * / max min,
+      sums, products, maxima and minima); other kernels get no actions."""
+    if not k.reduces:
+        return []
+    opts: list[Opt] = []
+    bodies = [red.src[0] for red in k.reduces]
+    loads = [ld for b in bodies for ld in _loads(b)]
+    store_idx = k.store.src[0].src[1]
+    out_dtype = k.store.src[1].dtype
+    if not out_dtype.is_float:
+        return []
+    w = target.vector_bytes // out_dtype.itemsize
+    root = k.store
+    # vectorise an output axis
+    for axis in reversed(range(len(k.out_ranges))):
+        r = k.out_ranges[axis]
+        if k.size(axis) < w or stride(store_idx, r) != 1 or not any(stride(ld.src[0].src[1], r) == 1 for ld in loads):
+            continue
+        if any(red.arg not in REDUCE_OPS_ON_VECTORS for red in k.reduces if r in red.ranges):
+            continue
+        if not vectorizable(root, r, target):
+            if not all(vectorizable(b, r, target) for b in bodies) or split_epilogue(k) is None:
+                continue
+            opts.append(Opt("epilogue", 0, 0))
+        opts.append(Opt("vector", axis, w))
+        reuse = [a for a, i in enumerate(k.out_ranges) if a != axis and k.size(a) > 1 and
+                 any(i not in ld.ranges for ld in loads) and any(i in ld.ranges for ld in loads)]
+        vectors = _largest_divisor(k.size(axis) // w, (4, 3, 2)) if k.size(axis) >= 2 * w else 1
+        rows = 1
+        if reuse:
+            budget = target.registers - vectors - 4          # accumulators: operands and a broadcast left
+            rows = _largest_divisor(k.size(reuse[-1]), tuple(m for m in (8, 6, 4, 3, 2) if m * vectors <= budget))
+            if rows > 1:
+                opts.append(Opt("upcast", reuse[-1], rows))
+        if vectors > 1:
+            opts.append(Opt("upcast", axis, vectors))
+        if rows > 1:
+            # cache blocking: the columns one sweep over the rows reads along the reduced axes fit in L2
+            reduced = math.prod(k.size(a) for a in range(len(k.out_ranges), len(k.axes)))
+            block = w * vectors
+            fit = (target.l2_bytes // 2) // max(1, reduced * out_dtype.itemsize) // block * block
+            if 0 < fit and fit * 2 <= k.size(axis) and k.size(axis) // fit >= target.threads:
+                opts.append(Opt("tile", axis, fit))
+        return opts
+    # vectorise the innermost reduced axis of a reduction
+    for red in sorted(k.reduces, key=lambda x: -math.prod(r.src[0].arg for r in x.src[1:])):
+        r = red.src[-1]
+        axis = k.axes.index(r)
+        body_loads = _loads(red.src[0])
+        steps = [stride(ld.src[0].src[1], r) for ld in body_loads]
+        if red.arg not in REDUCE_OPS_ON_VECTORS or not red.dtype.is_float or k.size(axis) < w or \
+                any(s not in (0, 1) for s in steps) or 1 not in steps or not vectorizable(red.src[0], r, target):
+            continue
+        opts.append(Opt("vector", axis, w))
+        unroll = _largest_divisor(k.size(axis) // w, (4, 2)) if k.size(axis) >= 4 * w else 1
+        if unroll > 1:
+            opts.append(Opt("upcast", axis, unroll))
+        reuse = [a for a, i in enumerate(k.out_ranges) if k.size(a) > 1 and
+                 any(i not in ld.ranges for ld in body_loads) and any(i in ld.ranges for ld in body_loads)]
+        budget = 16 // unroll
+        for a in reversed(reuse[-2:]):
+            n = _largest_divisor(k.size(a), tuple(m for m in (4, 2) if m <= budget))
+            if n > 1:
+                opts.append(Opt("upcast", a, n))
+                budget //= n
+        return opts
+    return opts
+
+
+def optimize(sink: UOp, target: OptTarget | None, opts: list[Opt] | None = None) -> UOp:
+    """Kernel optimisation for `target` (None: the kernel unchanged): `opts` if given, else the
+    heuristic's."""
+    if target is None:
+        return sink
+    k = analyse(simplify(sink))
+    if k is None:
+        return sink
+    chosen = heuristic(k, target) if opts is None else opts
+    return apply_opts(k.sink, chosen, target) if chosen else sink
