@@ -1,12 +1,16 @@
 """Native (libm) against approximated (codegen stage 18) transcendental functions on the C backend.
 
-For each function and dtype: one compiled kernel over 2^20 elements, the median time of 9 runs
-for transcendentals="native" and ="approx", and NumPy's time for the same work. Prints a table of
-ns per element and the ratio native/approx (above 1: the approximation is faster). The C
-renderer's default (`CRenderer.approx_by_default`) approximates the functions that win here.
+For each function and dtype: one compiled kernel over 2^20 elements, the median time of `runs`
+runs for transcendentals="native" and ="approx", and NumPy's time for the same work. Prints a
+table of ns per element, the ratio native/approx (above 1: the approximation is faster) and
+approx/NumPy. The C renderer's default (`CRenderer.approx_by_default`, per dtype) approximates the
+functions that win here. The machine is shared and noisy: `--repeat` runs the whole table that
+many times and reports each cell's median; `LAZYARR_THREADS=1` times one core.
 
-    python bench/transcendentals.py
+    python bench/transcendentals.py [--dtype float32] [--runs 9] [--repeat 1]
 """
+import argparse
+import statistics
 import sys
 import warnings
 
@@ -44,27 +48,43 @@ def kernel(op, dt, mode):
     return get_device("cpu").compile(ks.name, ks.source)
 
 
-def main() -> None:
+def measure(op, dt, fn, runs: int) -> dict[str, float]:
+    """ns per element of the native and approximated kernels and of NumPy."""
     rng = np.random.default_rng(0)
+    lo, hi = {Ops.LOG: (0, 100), Ops.LOG2: (0, 100), Ops.LOG1P: (-0.9, 100), Ops.POW: (0, 4)}.get(op, (-10, 10))
+    args = [rng.uniform(lo, hi, N).astype(dt.np) for _ in range(2 if op is Ops.POW else 1)]
+    out = np.empty(N, dt.np)
+    bufs = [_Buffer(out)] + [_Buffer(a) for a in args]
+    times = {}
+    for mode in ("native", "approx"):
+        prog = kernel(op, dt, mode)
+        times[mode] = median_time(lambda i: prog(bufs), runs=runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        times["numpy"] = median_time(lambda i: fn(*args, out=out), runs=runs)
+    return {m: t / N * 1e9 for m, t in times.items()}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--dtype", choices=["float32", "float64"], action="append")
+    p.add_argument("--runs", type=int, default=9)
+    p.add_argument("--repeat", type=int, default=1)
+    a = p.parse_args()
+    cases = [(op, getattr(dtypes, d), fn) for d in (a.dtype or ["float32", "float64"]) for op, fn in FUNCTIONS.items()]
+    samples: dict = {}
+    for _ in range(a.repeat):
+        for op, dt, fn in cases:
+            for m, v in measure(op, dt, fn, a.runs).items():
+                samples.setdefault((op, dt, m), []).append(v)
     rows, wins = [], 0
-    for dt in (dtypes.float32, dtypes.float64):
-        for op, fn in FUNCTIONS.items():
-            lo, hi = {Ops.LOG: (0, 100), Ops.LOG2: (0, 100), Ops.LOG1P: (-0.9, 100), Ops.POW: (0, 4)}.get(op, (-10, 10))
-            args = [rng.uniform(lo, hi, N).astype(dt.np) for _ in range(2 if op is Ops.POW else 1)]
-            out = np.empty(N, dt.np)
-            bufs = [_Buffer(out)] + [_Buffer(a) for a in args]
-            times = {}
-            for mode in ("native", "approx"):
-                prog = kernel(op, dt, mode)
-                times[mode] = median_time(lambda i: prog(bufs), runs=9)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                times["numpy"] = median_time(lambda i: fn(*args, out=out), runs=9)
-            ratio = times["native"] / times["approx"]
-            wins += ratio > 1
-            rows.append([op.name.lower(), dt, *(f"{times[m] / N * 1e9:.2f}" for m in ("native", "approx", "numpy")),
-                         f"{ratio:.2f}"])
-    print(table(rows, ["function", "dtype", "native ns/elem", "approx ns/elem", "numpy ns/elem", "native/approx"]))
+    for op, dt, _ in cases:
+        ns = {m: statistics.median(samples[(op, dt, m)]) for m in ("native", "approx", "numpy")}
+        wins += ns["native"] > ns["approx"]
+        rows.append([op.name.lower(), dt, *(f"{ns[m]:.2f}" for m in ("native", "approx", "numpy")),
+                     f"{ns['native'] / ns['approx']:.2f}", f"{ns['approx'] / ns['numpy']:.2f}"])
+    print(table(rows, ["function", "dtype", "native ns/elem", "approx ns/elem", "numpy ns/elem", "native/approx",
+                       "approx/numpy"]))
     print(f"approx faster on {wins} of {len(rows)}")
 
 

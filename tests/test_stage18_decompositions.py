@@ -2,6 +2,7 @@
 target lacks (unit tests, then compiled by a C renderer that declares no IDIV, MOD or MUL),
 MULACC, exact reciprocals, transcendentals; and LAZYARR_DEBUG=3's per-stage report."""
 import numpy as np
+import pytest
 
 import lazyarr as xp
 from lazyarr import dtypes, settings
@@ -155,7 +156,50 @@ def test_approx_results_through_the_public_api(monkeypatch):
 def test_the_c_renderers_default_approximates_what_measured_faster(monkeypatch):
     monkeypatch.setattr(settings, "transcendentals", None)
     target = Target.of(CRenderer())
-    assert not target.has(Ops.TANH) and not target.has(Ops.EXPM1) and not target.has(Ops.LOG1P)
-    assert target.has(Ops.SIN) and target.has(Ops.LOG) and target.has(Ops.POW)
+    f64 = dtypes.float64
+    assert not any(target.native(op, f64) for op in (Ops.TANH, Ops.EXPM1, Ops.LOG1P, Ops.EXP))
+    assert all(target.native(op, f64) for op in (Ops.SIN, Ops.LOG, Ops.POW))
+    # float32, computed in float32, is faster approximated for every function
+    assert not any(target.native(op, f32) for op in (Ops.EXP, Ops.LOG, Ops.SIN, Ops.COS, Ops.TAN, Ops.POW, Ops.TANH))
+    assert target.native(Ops.SQRT, f32)                             # C has sqrt: not a transcendental
     monkeypatch.setattr(settings, "transcendentals", "native")
-    assert Target.of(CRenderer()).has(Ops.TANH)
+    assert Target.of(CRenderer()).native(Ops.TANH, f32)
+
+
+def test_approx_by_default_as_a_set_of_ops_or_pairs():
+    class R(CRenderer):
+        approx_by_default = frozenset({Ops.TANH, (Ops.SIN, f32)})
+    t = Target.of(R(), None)
+    assert not t.native(Ops.TANH, f32) and not t.native(Ops.TANH, dtypes.float64)
+    assert not t.native(Ops.SIN, f32) and t.native(Ops.SIN, dtypes.float64)
+    x = UOp(Ops.DEFINE_VAR, f32, (), ("x", 0, 1))
+    assert Ops.SIN not in ops(decompose(UOp(Ops.SIN, f32, (x,)), t))
+    sd = UOp(Ops.SIN, dtypes.float64, (x.cast(dtypes.float64),))
+    assert decompose(sd, t) is sd
+
+
+def _elementwise(op, dt, n=4096):
+    true = UOp.const(dtypes.bool_, True)
+    gs = [UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(dt), (), k) for k in range(3 if op is Ops.POW else 2)]
+    r = UOp(Ops.RANGE, dtypes.index, (UOp.const(dtypes.index, n),), 0)
+    loads = [UOp(Ops.LOAD, dt, (UOp(Ops.INDEX, g.dtype, (g, r, true)),)) for g in gs[1:]]
+    st = UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, gs[0].dtype, (gs[0], r, true)), UOp(op, dt, tuple(loads))))
+    return UOp(Ops.SINK, dtypes.void, (UOp(Ops.END, dtypes.void, (st, r)),))
+
+
+VECTORISED = [(op, f32) for op in (Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG1P, Ops.SIN, Ops.COS,
+                                   Ops.TAN, Ops.TANH, Ops.POW)]
+
+
+@pytest.mark.parametrize("op,dt", VECTORISED, ids=[f"{op.name.lower()}-{dt}" for op, dt in VECTORISED])
+def test_decomposed_loops_vectorise(tmp_path, op, dt):
+    """gcc vectorises the approximated function's loop (-fopt-info-vec): a select or conversion
+    gcc cannot vectorise (say, an int64 bit test it folds into a bool conversion) would make the
+    approximation slower than libm."""
+    import subprocess
+    from lazyarr.runtime.cpu import CFLAGS
+    src = tmp_path / "k.c"
+    src.write_text(generate(_elementwise(op, dt), CRenderer(), name="k", transcendentals="approx").source)
+    out = subprocess.run([settings.cc, *CFLAGS, "-fopt-info-vec", "-o", str(tmp_path / "k.so"), str(src)],
+                         capture_output=True, text=True)
+    assert "loop vectorized" in out.stderr, f"{op.name} {dt} is not vectorised:\n{out.stderr[-2000:]}"

@@ -2,7 +2,7 @@
 
 Each renderer declares the ops it has natively (`renderer.native_ops`), whether it has a fused
 multiply-add (`renderer.has_fma`), and which transcendental functions it approximates by default
-(`renderer.approx_by_default`: those measured faster, bench/transcendentals.py), which
+(`renderer.approx_by_default`: those measured faster, bench/transcendentals.py, per dtype), which
 `lazyarr.settings.transcendentals` ("native" or "approx") overrides for all of them.
 `Target.of(renderer)` reads those. The pass runs `symbolic_simple` together with these rules, in this order:
 1. operations that only remove work, on every target: x*-1 → NEG(x) (integers: for floats the
@@ -40,28 +40,46 @@ TRANSCENDENTAL = frozenset({Ops.EXP2, Ops.EXP, Ops.EXPM1, Ops.LOG2, Ops.LOG, Ops
 
 @dataclass(frozen=True)
 class Target:
-    """What a renderer computes natively."""
+    """What a renderer computes natively. `approx`: (op, dtype) pairs of transcendental functions
+    approximated for that dtype although the target has them (the renderer's measured defaults)."""
     native_ops: frozenset
     has_fma: bool = False
+    approx: frozenset = frozenset()
 
     def has(self, op: Ops) -> bool:
         return op in self.native_ops
+
+    def native(self, op: Ops, dtype: dtypes.DType) -> bool:
+        """Whether `op` on `dtype` is left to the target (else stage 18 decomposes it)."""
+        return op in self.native_ops and (op, dtype) not in self.approx
 
     @staticmethod
     def of(renderer, transcendentals: str | None = None) -> Target:
         """The target of `renderer`. transcendentals: "native" (the renderer's math library for
         every function it has), "approx" (this stage's approximations for all of them), or None:
         `lazyarr.settings.transcendentals`, and where that is None too the renderer's default,
-        `renderer.approx_by_default` (the functions whose approximations measured faster)."""
+        `renderer.approx_by_default` (the functions whose approximations measured faster): a
+        mapping from dtype to ops, or a set of ops (for every float dtype) and (op, dtype) pairs."""
         mode = transcendentals or settings.transcendentals
         if mode not in (None, "native", "approx"):
             raise ValueError(f"transcendentals must be 'native' or 'approx', got {mode!r}")
         ops = frozenset(getattr(renderer, "native_ops", GroupOp.ALU))
+        approx: frozenset = frozenset()
         if mode == "approx":
             ops = ops - TRANSCENDENTAL
         elif mode is None:
-            ops = ops - frozenset(getattr(renderer, "approx_by_default", ()))
-        return Target(ops, getattr(renderer, "has_fma", False))
+            approx = approx_pairs(getattr(renderer, "approx_by_default", ()))
+        return Target(ops, getattr(renderer, "has_fma", False), approx)
+
+
+def approx_pairs(default) -> frozenset:
+    """`approx_by_default` as (op, dtype) pairs."""
+    if isinstance(default, dict):
+        return frozenset((op, d) for d, ops in default.items() for op in ops)
+    out: set = set()
+    for e in default:
+        out |= {e} if isinstance(e, tuple) else {(e, dtypes.float32), (e, dtypes.float64)}
+    return frozenset(out)
 
 
 # ---- integer helpers ----------------------------------------------------------------------
@@ -217,7 +235,7 @@ pm_decompositions = PatternMatcher([
 
 
 def _transcendental(ctx, u: UOp) -> UOp | None:
-    if ctx.has(u.op) or u.dtype.scalar not in (dtypes.float32, dtypes.float64):
+    if ctx.native(u.op, u.dtype.scalar) or u.dtype.scalar not in (dtypes.float32, dtypes.float64):
         return None
     from lazyarr.compiler import transcendentals
     return transcendentals.decompose(u)

@@ -108,12 +108,15 @@ class CRenderer:
     has_predicated_store = False
     native_ops = frozenset(GroupOp.ALU - {Ops.MULACC})
     has_fma = False
-    # measured with bench/transcendentals.py (median ns per element, 2^20 elements, both dtypes):
-    # the approximations vectorise and beat glibc's scalar calls 2-4x for these; libm's sin, cos,
-    # tan, log, log2 and pow stay faster (sin/cos/tan pay for Payne–Hanek on every element). exp
-    # and exp2 approximated are 1.1-1.9x faster too, but stay native for now: tests/test_tensor.py
-    # looks for "exp(" in a kernel's source
-    approx_by_default = frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH})
+    # measured with bench/transcendentals.py (median ns per element, 2^20 elements, one thread),
+    # per dtype. float32 is computed in float32 (16 lanes to a vector): every function is faster
+    # approximated than glibc's scalar float32 calls, 1.6x (pow) to 30x (log1p, tanh); float64:
+    # the approximations of exp, exp2, expm1, log1p, tanh vectorise and beat glibc 1.1-4x, while
+    # libm's sin, cos, tan, log, log2 and pow stay faster (Payne–Hanek on every element)
+    approx_by_default = {
+        dtypes.float32: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG1P, Ops.SIN, Ops.COS,
+                                   Ops.TAN, Ops.TANH, Ops.POW}),
+        dtypes.float64: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH})}
     pre_matcher: PatternMatcher | None = c_pre_matcher
     # kernel optimisation (lazyarr.compiler.opts): the ops rendered lane by lane on gcc vectors
     # (float vectors; MAX/MIN keep NaN semantics), and the SIMD width used: 32 bytes, since gcc

@@ -3,9 +3,6 @@
 `decompose(u)` rewrites one EXP2, EXP, EXPM1, LOG2, LOG, LOG1P, SIN, COS, TAN, TANH, POW or SQRT
 node of float32 or float64 into additions, multiplications, divisions, comparisons, WHERE,
 RINT, casts and bit casts, which every target has and which vectorise. The design, in order:
-- float32 functions are computed in float64 and rounded once at the end: the float64 result is
-  within a small fraction of a float32 ulp, so the float32 result is within 0.5 ulp of the true
-  value plus that fraction (and NumPy's float32 functions are within about 1 ulp);
 - float64 functions reduce their argument exactly (Cody–Waite: ln2 and π/2 split into parts
   whose products with the reduction's integer are exact; Payne–Hanek for |x| ≥ 2^22 in sin, cos
   and tan: the product of x with 2/π's bits, 24 at a time, reduced modulo 4 term by term, the
@@ -14,16 +11,31 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   the leading terms in double-double arithmetic (exact two-sum and two-product, Dekker's
   splitting: no FMA needed, and gcc runs with -ffp-contract=off, so nothing is fused) so that
   the single final rounding dominates the error;
+- float32 functions are computed in float32, sixteen lanes to a 512-bit vector where float64
+  gets eight: Cody–Waite with float32 constants split so that the products are exact (ln2 with
+  16 bits, |n| < 2^8), float32 minimax polynomials of the degree float32 needs (5 to 7 terms),
+  exponents from int32 bit tricks (log: subtracting √½'s bits lands the significand in [√½, √2)
+  with no comparison; scaling by 2^n: two exact multiplications by powers of two built from
+  bits), and float32 pairs where one rounding would cost an ulp (expm1: 2^n·((1 − 2^−n) + u)
+  summed exactly until its last rounding; log2: the logarithm split into a 12-bit head whose
+  product with log2(e)'s head is exact; log1p: 1 + x as an exact float32 pair; sin, cos, tan:
+  the reduced argument, sin and cos as float32 pairs, tan as their pair quotient). Two parts stay
+  in float64, where float32 cannot be exact cheaply: the reduction of sin, cos and tan (every x
+  whatever its size, branch-free: x's 24-bit significand times four 29-bit chunks of 2/π, each
+  product exact in float64, the window chosen by x's exponent among four, summed modulo 4 as
+  int64 in units of 2^-60 of a quarter turn: the float32 closest to a multiple of π/2 needs far
+  less), and pow's log2|x| and 2^(y·log2|x|) (y·log2|x| up to ±150 needs 2^-32 of log2's
+  precision), each rounded once to float32;
 - scaling by 2^n is two exact multiplications by powers of two built from bits, so results that
   are subnormal round once, and overflow gives inf;
 - special values are explicit: nan propagates, ±inf and ±0 give what C99 (and NumPy) give, tiny
   arguments of odd functions return the argument itself (keeping -0 and subnormals exact).
-float32 results are evaluated in plain float64 (the double-double steps are for float64 only).
-Measured against NumPy over 5.5 million points per function and dtype (bench/
-transcendentals_accuracy.py; tests/test_decompositions_accuracy.py checks the same with fewer):
-float64 within 1 ulp of NumPy for every function; float32 within 1 ulp of NumPy's float64 result
-rounded to float32, and exactly as far from NumPy's own float32 functions as those are from it
-(up to 2 ulp for exp, 3 for exp2 and log, 4 for tan: NumPy's SIMD float32 code).
+Measured against NumPy (bench/transcendentals_accuracy.py; tests/test_decompositions_accuracy.py
+checks the same over millions of points): float64 within 1 ulp of NumPy for every function;
+float32 within 1 ulp of NumPy's float64 result rounded to float32 (the correctly rounded result),
+over all 2^32 float32 inputs for the unary functions, and so never further from NumPy's own
+float32 functions than those are from it plus one ulp (they are up to 2 ulp off for exp, exp2,
+log2, 3 for log, 4 for tan: NumPy's SIMD float32 code).
 Payne–Hanek sums its terms in double-double, which leaves about 2^-100 of absolute error in the
 reduced argument: arguments within 2^-50 of a multiple of π/2 whose magnitude is above 2^22 (a
 fraction of about 2^-48 of such doubles) can be off by more than an ulp.
@@ -193,27 +205,19 @@ def exp_kernel(t: UOp, tl: UOp) -> UOp:
     return s + (e + ul)
 
 
-def exp_kernel_single(t: UOp) -> UOp:
-    """e^t in plain float64 (|t| ≤ 0.35), for a float32 result."""
-    return (t + t * t * horner(t, EXP_Q[:9])) + 1.0
-
-
 def _finite_clamped(x: UOp, lo: float, hi: float) -> UOp:
     return select(is_nan(x), f(0.0), x.maximum(f(lo)).minimum(f(hi)))
 
 
-def exp64(x: UOp, single: bool = False) -> UOp:
+def exp64(x: UOp) -> UOp:
     n, t, tl = exp_reduce(_finite_clamped(x, -760.0, 720.0))
-    e = exp_kernel_single(t + tl) if single else exp_kernel(t, tl)
-    return select(is_nan(x), x, scale(e, n))
+    return select(is_nan(x), x, scale(exp_kernel(t, tl), n))
 
 
-def exp2_64(x: UOp, single: bool = False) -> UOp:
+def exp2_64(x: UOp) -> UOp:
     xc = _finite_clamped(x, -1100.0, 1100.0)
     n = rint(xc)
     r = xc - n                                  # exact
-    if single:
-        return select(is_nan(x), x, scale(exp_kernel_single(r * LN2_HI), n.cast(I64)))
     p, pe = two_prod(r, f(LN2_HI))
     t, tl = fast_two_sum(p, pe + r * LN2_LO)
     return select(is_nan(x), x, scale(exp_kernel(t, tl), n.cast(I64)))
@@ -229,7 +233,7 @@ def expm1_dd(x: UOp) -> tuple[UOp, UOp]:
     return fast_two_sum(s, e + scale(ul, n))
 
 
-def expm1_64(x: UOp, single: bool = False) -> UOp:
+def expm1_64(x: UOp) -> UOp:
     xc = _finite_clamped(x, -760.0, 720.0)
     hi, lo = expm1_dd(xc.minimum(f(40.0)))
     n, t, tl = exp_reduce(xc)
@@ -238,7 +242,7 @@ def expm1_64(x: UOp, single: bool = False) -> UOp:
     return select(fabs(x).lt(f(2.0 ** -54)), x, select(is_nan(x), x, out))
 
 
-def tanh64(x: UOp, single: bool = False) -> UOp:
+def tanh64(x: UOp) -> UOp:
     a = fabs(x)
     uh, ul = expm1_dd(_finite_clamped(a * -2.0, -760.0, 0.0))    # u = e^(−2|x|) − 1 ∈ (−1, 0]
     dh, dl = two_sum(f(2.0), uh)
@@ -288,23 +292,7 @@ def _log_input(x: UOp) -> UOp:
     return select(f(0.0).lt(x) & x.lt(f(float("inf"))), x, f(1.0))
 
 
-def log_parts_single(x: UOp) -> tuple[UOp, UOp]:
-    """(k, ln m) in plain float64, about 2^-50 relative: plenty for a float32 result."""
-    sub = x.lt(f(2.0 ** -1022))
-    b = to_bits(select(sub, x * 2.0 ** 54, x))
-    k = shr(b, 52) - select(sub, i(1023 + 54), i(1023))
-    m = from_bits((b & i(0x000FFFFFFFFFFFFF)) | i(0x3FF0000000000000))
-    big = f(1.4142135623730951).lt(m)
-    fm = select(big, m * 0.5, m) - 1.0
-    s = fdiv(fm, fm + 2.0)
-    z = s * s
-    return select(big, k + 1, k).cast(F64), s * 2.0 + s * z * (TWO_THIRDS_HI + z * horner(z, LOG_T[:4]))
-
-
-def log64(x: UOp, single: bool = False) -> UOp:
-    if single:
-        k, lm = log_parts_single(_log_input(x))
-        return _log_specials(x, k * LN2_HI + lm)
+def log64(x: UOp) -> UOp:
     k, lh, ll = log_parts(_log_input(x))
     h, e = two_sum(k * LN2_CW_HI, lh)           # k·LN2_CW_HI exact
     return _log_specials(x, h + (e + ll + k * LN2_CW_LO))
@@ -318,24 +306,17 @@ def log2_dd(x: UOp) -> tuple[UOp, UOp]:
     return fast_two_sum(h, e + pl)
 
 
-def log2_64(x: UOp, single: bool = False) -> UOp:
-    if single:
-        k, lm = log_parts_single(_log_input(x))
-        return _log_specials(x, k + lm * LOG2E_HI)
+def log2_64(x: UOp) -> UOp:
     h, lo = log2_dd(_log_input(x))
     return _log_specials(x, h + lo)
 
 
-def log1p64(x: UOp, single: bool = False) -> UOp:
+def log1p64(x: UOp) -> UOp:
     core = select(f(-1.0).lt(x) & x.lt(f(float("inf"))), x, f(0.0))
     u, c = two_sum(f(1.0), core)               # 1 + x == u + c exactly
-    if single:
-        k, lm = log_parts_single(u)
-        out = k * LN2_HI + (lm + fdiv(c, u))
-    else:
-        k, lh, ll = log_parts(u)
-        h, e = two_sum(k * LN2_CW_HI, lh)
-        out = h + (e + ll + k * LN2_CW_LO + fdiv(c, u))
+    k, lh, ll = log_parts(u)
+    h, e = two_sum(k * LN2_CW_HI, lh)
+    out = h + (e + ll + k * LN2_CW_LO + fdiv(c, u))
     out = select(x.eq(f(-1.0)), f(float("-inf")), select(x.eq(f(float("inf"))), x, out))
     out = select(x.lt(f(-1.0)), f(float("nan")), select(is_nan(x), x, out))
     return select(fabs(x).lt(f(2.0 ** -60)), x, out)
@@ -349,31 +330,22 @@ def _is_int(y: UOp) -> UOp:
 
 def _is_odd_int(y: UOp) -> UOp:
     half = y * 0.5
-    return _is_int(y) & rint(half).ne(half) & fabs(y).lt(f(2.0 ** 53))
+    return _is_int(y) & rint(half).ne(half) & fabs(y).lt(y.const_like(2.0 ** 53))
 
 
-def pow64(x: UOp, y: UOp, single: bool = False) -> UOp:
-    """C99's pow: |x|^y by exp2(y·log2|x|) in double-double (plain float64 for a float32 result),
-    then the signs and special cases."""
+def pow64(x: UOp, y: UOp) -> UOp:
+    """C99's pow: |x|^y by exp2(y·log2|x|) in double-double, then the signs and special cases."""
     ax = fabs(x)
-    if single:
-        k, lm = log_parts_single(_log_input(ax))
-        lh, ll = k + lm * LOG2E_HI, f(0.0)
-        yh, yl = y * lh, f(0.0)
-    else:
-        lh, ll = log2_dd(_log_input(ax))
-        p, pe = two_prod(y, lh)
-        yh, yl = fast_two_sum(p, pe + y * ll)
+    lh, ll = log2_dd(_log_input(ax))
+    p, pe = two_prod(y, lh)
+    yh, yl = fast_two_sum(p, pe + y * ll)
     clamp = yh.lt(f(-1200.0)) | f(1100.0).lt(yh) | is_nan(yh)
     yc = select(clamp, f(0.0), yh)
     n = rint(yc)
-    if single:
-        mag = scale(exp_kernel_single((yc - n) * LN2_HI), n.cast(I64))
-    else:
-        rh, rl = two_sum(yc - n, select(clamp, f(0.0), yl))
-        q, qe = two_prod(rh, f(LN2_HI))
-        t, tl = fast_two_sum(q, qe + rh * LN2_LO + rl * LN2_HI)
-        mag = scale(exp_kernel(t, tl), n.cast(I64))
+    rh, rl = two_sum(yc - n, select(clamp, f(0.0), yl))
+    q, qe = two_prod(rh, f(LN2_HI))
+    t, tl = fast_two_sum(q, qe + rh * LN2_LO + rl * LN2_HI)
+    mag = scale(exp_kernel(t, tl), n.cast(I64))
     # |x| == 0, inf, or 1, and y = ±inf, and huge |y·log2|x||, by the sign of y·log2|x|
     lx = select(ax.eq(f(0.0)), f(-1.0), select(ax.eq(f(float("inf"))), f(1.0), lh))
     goes_up = select(y.lt(f(0.0)), lx.lt(f(0.0)), f(0.0).lt(lx))
@@ -451,39 +423,20 @@ def cos_kernel(yh: UOp, yl: UOp) -> tuple[UOp, UOp]:
     return fast_two_sum(w, ((f(1.0) - w) - hz) + (z * z * horner(z, COS_C) - yh * yl))
 
 
-def trig_single(x: UOp, small: UOp, max_exponent: int) -> tuple[UOp, UOp, UOp]:
-    """sin and cos of the reduced argument, and the quadrant, in plain float64 (Payne–Hanek keeps
-    its double-double sum: cancellation there needs it), for a float32 result."""
-    xs = select(small, x, f(0.0))
-    k = rint(xs * 0.6366197723675814)
-    y = ((xs - k * PIO2_CW[0]) - k * PIO2_CW[1]) - k * (PIO2_CW[2] + PIO2_CW[3])
-    ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), x), max_exponent)
-    y, q = select(small, y, ph + pl), select(small, k.cast(I64), pk) & i(3)
-    z = y * y
-    return y + y * z * horner(z, SIN_S[:6]), (1.0 - z * 0.5) + z * z * horner(z, COS_C[:6]), q
-
-
-def trig64(x: UOp, op: Ops, max_exponent: int = 1023, single: bool = False) -> UOp:
+def trig64(x: UOp, op: Ops) -> UOp:
     finite = fabs(x).lt(f(float("inf")))
     xf = select(finite, x, f(0.0))
     small = fabs(xf).lt(f(2.0 ** 22))
-    if single:
-        sh, c_h, q = trig_single(xf, small, max_exponent)
-        sl = c_l = f(0.0)
-    else:
-        ch, cl, ck = reduce_cody_waite(select(small, xf, f(0.0)))
-        ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), max_exponent)
-        yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
-        sh, sl = sin_kernel(yh, yl)
-        c_h, c_l = cos_kernel(yh, yl)
-    if single and op is Ops.TAN:
-        odd = (q & i(1)).eq(i(1))
-        out = select(odd, fdiv(-c_h, sh), fdiv(sh, c_h))
-    elif op is Ops.TAN:
-        odd = (q & i(1)).eq(i(1))
+    ch, cl, ck = reduce_cody_waite(select(small, xf, f(0.0)))
+    ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), 1023)
+    yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
+    sh, sl = sin_kernel(yh, yl)
+    c_h, c_l = cos_kernel(yh, yl)
+    if op is Ops.TAN:
+        odd = q.eq(i(1)) | q.eq(i(3))
         out = select(odd, dd_div(-c_h, -c_l, sh, sl), dd_div(sh, sl, c_h, c_l))
     else:
-        s, c = (sh, c_h) if single else (sh + sl, c_h + c_l)
+        s, c = sh + sl, c_h + c_l
         if op is Ops.COS:
             q = (q + 1) & i(3)                  # cos x = sin(x + π/2)
         out = select(q.eq(i(0)), s, select(q.eq(i(1)), c, select(q.eq(i(2)), -s, -c)))
@@ -494,7 +447,7 @@ def trig64(x: UOp, op: Ops, max_exponent: int = 1023, single: bool = False) -> U
 
 # ---- sqrt -----------------------------------------------------------------------------------------
 
-def sqrt64(x: UOp, single: bool = False) -> UOp:
+def sqrt64(x: UOp) -> UOp:
     """√x by Newton's iteration on 1/√x from a bit-trick guess, then one correction with the exact
     residual x − y² (two_prod), which rounds as a correctly rounded square root does."""
     tiny, huge = x.lt(f(2.0 ** -900)), f(2.0 ** 900).lt(x)
@@ -674,19 +627,22 @@ def reduce_pio2_f32(x: UOp) -> tuple[UOp, UOp, UOp]:
     (one of four windows) so that the chunks before it only add multiples of 4. Each term is taken
     modulo 4 where it can exceed 4, and the sum is kept exactly as a float64 pair: its error is
     below 2^-60 of a quarter turn, far below what the nearest float32 to a multiple of π/2 needs."""
-    e = (shr(bits32(x), 23) & 0xFF) - 150
-    c1, c2, c3 = j(31).le(e), j(60).le(e), j(89).le(e)
+    xd = x.cast(F64)
+    ax = fabs(xd)                               # compared in float64: masks of the float64 lanes
+    c1, c2, c3 = f(2.0 ** 54).le(ax), f(2.0 ** 83).le(ax), f(2.0 ** 112).le(ax)    # e ≥ 31, 60, 89
 
-    def window(vals):
-        return select(c3, f(vals[3]), select(c2, f(vals[2]), select(c1, f(vals[1]), f(vals[0]))))
-    xs = x.cast(F64) * window((1.0, 2.0 ** -29, 2.0 ** -58, 2.0 ** -87))
-    t = [xs * window([float(TWO_OVER_PI_29[w + c]) for w in range(4)]) * 2.0 ** (-29 * (c + 1)) for c in range(4)]
-    s, e1 = two_sum(_mod4(t[0]), _mod4(t[1]))
-    s, e2 = two_sum(_mod4(s), t[2])
-    k = rint(s)
-    y = ((s - k) + (e1 + e2 + t[3])) * PIO2_HI
+    def chunk(c: int) -> UOp:                   # the c-th chunk of the window, at its weight, × 2^60
+        v = [float(TWO_OVER_PI_29[w + c]) * 2.0 ** (60 - 29 * (w + c + 1)) for w in range(4)]
+        return select(c3, f(v[3]), select(c2, f(v[2]), select(c1, f(v[1]), f(v[0]))))
+    t = [xd * chunk(c) for c in range(4)]       # exact: 24 × 29 bits
+    # in units of 2^-60 quarter turns: the first two terms modulo 4 (exact integers below 2^61),
+    # then all four as int64 (the last two truncated: 2^-60 at most), summed with wrap-around
+    t[0], t[1] = (v - rint(v * 2.0 ** -62) * 2.0 ** 62 for v in t[:2])
+    total = t[0].cast(I64) + t[1].cast(I64) + (t[2].cast(I64) + t[3].cast(I64))
+    k = shr(total + (1 << 59), 60)
+    y = (total - shl(k, 60)).cast(F64) * (PIO2_HI * 2.0 ** -60)
     yh = y.cast(F32)
-    return yh, (y - yh.cast(F64)).cast(F32), k.cast(I32) & 3
+    return yh, (y - yh.cast(F64)).cast(F32), (k & 3).cast(I32)
 
 
 def trigf(x: UOp, op: Ops) -> UOp:
@@ -698,8 +654,8 @@ def trigf(x: UOp, op: Ops) -> UOp:
     w = 1.0 - hz
     ch, cl = fast_two_sum(w, ((g(1.0) - w) - hz) + (z * z * horner(z, COSF_C) - yh * yl))
     if op is Ops.TAN:
-        odd = (q & 1).eq(j(1))
-        out = select(odd, dd_div(-ch, -cl, sh, sl), dd_div(sh, sl, ch, cl))
+        odd = q.eq(j(1)) | q.eq(j(3))           # tan = sin/cos, or −cos/sin: one pair quotient
+        out = dd_div(select(odd, -ch, sh), select(odd, -cl, sl), select(odd, sh, ch), select(odd, sl, cl))
     else:
         sv, cv = sh + sl, ch + cl
         if op is Ops.COS:
@@ -710,8 +666,58 @@ def trigf(x: UOp, op: Ops) -> UOp:
     return select(finite, out, g(float("nan")))
 
 
+def powf(x: UOp, y: UOp) -> UOp:
+    """C99's pow for float32: log2|x| and 2^(y·log2|x|) in plain float64 (the float32 significand
+    and exponent split off with float32 bit tricks), which leaves the result within a small
+    fraction of a float32 ulp before its one rounding to float32; the special cases in float32."""
+    ax = fabs(x)
+    xin = _log_input32(ax)
+    sub = xin.lt(g(2.0 ** -126))
+    b = bits32(select(sub, xin * 2.0 ** 23, xin)) - SQRT_HALF_BITS
+    k = shr(b, 23) - select(sub, j(23), j(0))
+    fm = from_bits32((b & 0x7FFFFF) + SQRT_HALF_BITS).cast(F64) - 1.0
+    sd = fdiv(fm, fm + 2.0)
+    z = sd * sd
+    l2 = k.cast(F64) + (sd * 2.0 + sd * z * (TWO_THIRDS_HI + z * horner(z, LOG_T[:6]))) * LOG2E_HI
+    yl = y.cast(F64) * l2
+    yc = select(is_nan(yl), f(0.0), yl.maximum(f(-160.0)).minimum(f(130.0)))   # beyond: 0 or inf
+    n = rint(yc)
+    t = (yc - n) * LN2_HI
+    mag = ((t + t * t * horner(t, EXP_Q[:9])) + 1.0) * pow2(n.cast(I64))
+    out = mag.cast(F32)
+    # |x| == 0 or inf: 0 or inf by the sign of y·log2|x|
+    up = select(ax.eq(g(0.0)), y.lt(g(0.0)), g(0.0).lt(y))
+    out = select(ax.eq(g(0.0)) | ax.eq(g(float("inf"))), select(up, g(float("inf")), g(0.0)), out)
+    out = select(ax.eq(g(1.0)), g(1.0), out)
+    out = select(x.lt(g(0.0)) & _is_odd_int(y), -out, out)
+    out = select(x.lt(g(0.0)) & _is_int(y).alu(Ops.NOT) & fabs(y).lt(g(float("inf"))) & ax.lt(g(float("inf"))),
+                 g(float("nan")), out)
+    out = select(x.eq(g(0.0)) & _is_odd_int(y), select(y.lt(g(0.0)), UOp(Ops.COPYSIGN, F32, (g(float("inf")), x)),
+                                                      UOp(Ops.COPYSIGN, F32, (g(0.0), x))), out)
+    out = select(is_nan(x) | is_nan(y), g(float("nan")), out)
+    out = select(x.eq(g(-1.0)) & fabs(y).eq(g(float("inf"))), g(1.0), out)
+    return select(y.eq(g(0.0)) | x.eq(g(1.0)), g(1.0), out)
+
+
+def sqrtf(x: UOp) -> UOp:
+    """√x in float32: Newton's iteration on 1/√x from a bit-trick guess, then one correction with
+    the exact residual x − y² (Dekker's product), as sqrt64 does."""
+    tiny, huge = x.lt(g(2.0 ** -100)), g(2.0 ** 100).lt(x)
+    xs = select(tiny, x * 2.0 ** 60, select(huge, x * 2.0 ** -60, x))
+    xs = select(g(0.0).lt(x) & x.lt(g(float("inf"))), xs, g(1.0))
+    r = from_bits32(j(0x5F3759DF) - shr(bits32(xs), 1))
+    for _ in range(3):
+        r = r * (1.5 - (xs * 0.5) * r * r)
+    yv = xs * r
+    p, pe = two_prod(yv, yv)
+    yv = yv + ((xs - p) - pe) * r * 0.5
+    yv = select(tiny, yv * 2.0 ** -30, select(huge, yv * 2.0 ** 30, yv))
+    yv = select(x.eq(g(0.0)) | x.eq(g(float("inf"))), x, yv)
+    return select(x.lt(g(0.0)) | is_nan(x), g(float("nan")), yv)
+
+
 F32_UNARY = {Ops.EXP: expf, Ops.EXP2: exp2f, Ops.EXPM1: expm1f, Ops.LOG: logf, Ops.LOG2: log2f,
-             Ops.LOG1P: log1pf, Ops.TANH: tanhf}
+             Ops.LOG1P: log1pf, Ops.TANH: tanhf, Ops.SQRT: sqrtf}
 
 
 # ---- dispatch ------------------------------------------------------------------------------------
@@ -725,18 +731,14 @@ def decompose(u: UOp) -> UOp | None:
     d = u.dtype
     if d.count != 1 or d not in (dtypes.float32, dtypes.float64):
         return None
-    single = d is dtypes.float32
-    if single and u.op in F32_UNARY:
-        return F32_UNARY[u.op](u.src[0])
-    if single and u.op in (Ops.SIN, Ops.COS, Ops.TAN):
-        return trigf(u.src[0], u.op)
-    src = [s.cast(F64) for s in u.src]
+    if d is dtypes.float32:
+        if u.op in F32_UNARY:
+            return F32_UNARY[u.op](u.src[0])
+        if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
+            return trigf(u.src[0], u.op)
+        return powf(u.src[0], u.src[1]) if u.op is Ops.POW else None
     if u.op in UNARY:
-        out = UNARY[u.op](src[0], single)
-    elif u.op in (Ops.SIN, Ops.COS, Ops.TAN):
-        out = trig64(src[0], u.op, 127 if single else 1023, single)
-    elif u.op is Ops.POW:
-        out = pow64(src[0], src[1], single)
-    else:
-        return None
-    return out.cast(d)
+        return UNARY[u.op](u.src[0])
+    if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
+        return trig64(u.src[0], u.op)
+    return pow64(u.src[0], u.src[1]) if u.op is Ops.POW else None
