@@ -68,6 +68,15 @@ def write_ids(ids: list[str], dst: Path) -> None:
     dst.write_text("".join(i + "\n" for i in ids))
 
 
+def unmatched(listed: list[str], report: dict) -> list[str]:
+    """The listed ids, of files that ran, that name no test (the suite's own matching rules)."""
+    ran = [t["nodeid"] for t in report.get("tests", [])]
+    files = {n.split("::", 1)[0] for n in ran}
+    def matches(i: str, n: str) -> bool:
+        return n == i or n.startswith(i + "::") or n.split("[", 1)[0] == i or (i.endswith(".py") and n.startswith(i))
+    return [i for i in listed if i.split("::", 1)[0] in files and not any(matches(i, n) for n in ran)]
+
+
 def table(report: dict) -> tuple[str, Counter]:
     """The per-file table of outcomes (markdown) and the totals."""
     per_file: dict[str, Counter] = defaultdict(Counter)
@@ -136,6 +145,13 @@ def main() -> int:
             print(f"pytest wrote no report (exit status {rc})")
             return rc or 1
         report = json.loads(report_path.read_text())
+        listed = [i for name in ("xfails.txt", "skips.txt") if (Path(tmp) / name).exists()
+                  for i in (Path(tmp) / name).read_text().split("\n") if i]
+    stale = unmatched(listed, report)
+    if stale:
+        print(f"{len(stale)} listed ids match no test that ran (fix or delete them):")
+        for i in stale:
+            print("   ", i)
     text, totals = table(report)
     summary = ", ".join(f"{totals[o]} {o}" for o in OUTCOMES if totals[o] or o in ("passed", "failed", "skipped"))
     out = Path(args.table) if args.table else suite / "lazyarr-results.md"
