@@ -11,6 +11,10 @@ LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT
                   whether and when a large reduction over few outputs is split in two
                   (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
 LAZYARR_THREADS   threads a kernel's outer loop is split across (default: the cores available).
+LAZYARR_TIERED    0: every kernel compiled optimised at once; 1 (default): small kernels first
+                  compiled by LAZYARR_FAST_CC (default "tcc", if installed) and recompiled optimised
+                  in the background once they ran LAZYARR_HOT_CALLS times (default 2); kernels of
+                  more than LAZYARR_FAST_COMPILE_WORK operations (default 2^22) compile optimised.
 LAZYARR_OPTS      0 turns kernel optimisation (register tiles, vectors, cache blocks) off (default 1).
 LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
@@ -49,3 +53,8 @@ threads: int = _env_int("LAZYARR_THREADS", len(os.sched_getaffinity(0)) if hasat
                         else (os.cpu_count() or 1))
 # kernel optimisation (lazyarr.compiler.opts): actions on ranges chosen per kernel
 opts: bool = bool(_env_int("LAZYARR_OPTS", 1))
+# tiered compilation (lazyarr.runtime.cpu)
+tiered: bool = bool(_env_int("LAZYARR_TIERED", 1))
+fast_cc: str = os.environ.get("LAZYARR_FAST_CC", "tcc")
+hot_calls: int = _env_int("LAZYARR_HOT_CALLS", 2)
+fast_compile_work: int = _env_int("LAZYARR_FAST_COMPILE_WORK", 1 << 22)

@@ -249,6 +249,7 @@ class Expander:
         self.special = frozenset(unroll) | frozenset(lanes)
         self.memo: dict[tuple, UOp] = {}
         self.under: dict[UOp, bool] = {}
+        self.bases: dict[tuple[UOp, UOp], UOp | None] = {}
 
     def open_lane(self, u: UOp, env: dict[UOp, int | None]) -> UOp | None:
         open_ = [r for r in u.ranges if r in self.lanes and r not in env]
@@ -299,18 +300,21 @@ class Expander:
         return UOp(Ops.VECTORIZE, u.dtype.vec(w), tuple(self.ex(u, {**env, lane: i}) for i in range(w)))
 
     def contiguous_base(self, idx: UOp, env: dict, lane: UOp) -> UOp | None:
-        """The address of lane 0 when the address steps by one per lane, else None."""
-        free = simplify(self.ex(idx, {**env, lane: None}))
-        terms, stack = [], [free]
-        while stack:
-            t = stack.pop()
-            if t.op is Ops.ADD:
-                stack += t.src
-            else:
-                terms.append(t)
-        if sum(t is lane for t in terms) != 1 or any(lane in t.ranges for t in terms if t is not lane):
-            return None
-        return simplify(substitute(free, {lane: UOp.const(dtypes.index, 0)}))
+        """The address of lane 0 when the address steps by one per lane, else None. The address is
+        analysed once, with the special ranges as variables: lane must be a term of its own."""
+        if (idx, lane) not in self.bases:
+            free = simplify(idx)
+            terms, stack = [], [free]
+            while stack:
+                t = stack.pop()
+                if t.op is Ops.ADD:
+                    stack += t.src
+                else:
+                    terms.append(t)
+            ok = sum(t is lane for t in terms) == 1 and not any(lane in t.ranges for t in terms if t is not lane)
+            self.bases[(idx, lane)] = substitute(free, {lane: UOp.const(dtypes.index, 0)}) if ok else None
+        base = self.bases[(idx, lane)]
+        return None if base is None else self.ex(base, env)
 
     def load(self, u: UOp, env: dict, lane: UOp) -> UOp:
         ix = u.src[0]

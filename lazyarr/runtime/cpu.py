@@ -5,13 +5,34 @@ Compiled objects live in the disk cache (`lazyarr.runtime.cache`) keyed by the s
 compiler's identity and the flags, so a second process does not compile again. A missing
 compiler and a failed compile raise `CompileError` carrying the source and the compiler's
 message.
+
+Kernels of a schedule compile in tiers (`plan_kernel`, then `KernelPlan.build`, which the
+executor runs for all of a schedule's missing kernels at once, in parallel):
+- a kernel whose optimised object is in the disk cache is loaded from it, without codegen: that
+  entry is keyed by the kernel's graph (`kernel_key`: its structure, the codegen settings and a
+  hash of the compiler's own code), so a warm process goes from graph to loaded kernel directly;
+- a kernel with much work (more than `settings.fast_compile_work` operations) is compiled
+  optimised at once (gcc -O3 -march=native, with kernel optimisation), since it would run
+  slower on the first tier than the optimising compile costs;
+- any other kernel is first rendered without kernel optimisation and compiled by the fast
+  compiler (`settings.fast_cc`, tcc: ~6 ms where gcc takes ~115 ms, but its code is 10-50x
+  slower), and once it has run `settings.hot_calls` times it is rendered optimised and compiled
+  by gcc on a background thread; calls keep using the first tier until that object is loaded.
+Without the fast compiler (or with LAZYARR_TIERED=0) every kernel is compiled optimised.
 """
 from __future__ import annotations
 
 import functools
+import hashlib
+import math
+import os
 import shutil
-import sys
 import subprocess
+import sys
+import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable
 
 import cffi
 import numpy as np
@@ -19,11 +40,12 @@ import numpy as np
 from lazyarr import settings
 from lazyarr.compiler.render_c import CRenderer
 from lazyarr.dtypes import DType
-from lazyarr.runtime.cache import cache_key, cached_file
+from lazyarr.runtime.cache import cache_key, cached_file, _cache_dir
 from lazyarr.runtime.device import Buffer, Device
 
 ALIGNMENT = 64
 POOL_BYTES = 1 << 30   # freed memory kept for reuse, at most
+FAST_CFLAGS = ["-shared", "-fPIC"]
 CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fwrapv", "-ffp-contract=off", "-fno-math-errno", "-std=gnu11",
           "-shared", "-fPIC", "-fno-plt"]
 
@@ -115,15 +137,187 @@ class CPUDevice(Device):
     def copyin(self, storage: np.ndarray, data: np.ndarray) -> None:
         storage[...] = data
 
-    def compile(self, name: str, source: str) -> CPUProgram:
-        cc = settings.cc
+    def compile(self, name: str, source: str, key: str | None = None, tier: str = "opt",
+                cache_dir: str | None = None) -> CPUProgram:
+        """Compile `source` (gcc -O3 -march=native; tier "fast": the fast compiler) and load it.
+        The disk cache entry is `key`, or a hash of the source, compiler and flags; `cache_dir`
+        (the settings' when None) is where, fixed by the caller for a compile on another thread."""
+        cc = settings.fast_cc if tier == "fast" else settings.cc
+        flags = FAST_CFLAGS if tier == "fast" else CFLAGS
         ident = compiler_identity(cc)
-        key = cache_key("cpu", ident, " ".join(CFLAGS), source)
+        key = key or cache_key("cpu", ident, " ".join(flags), source)
 
         def build(out_path: str) -> None:
-            proc = subprocess.run([cc, *CFLAGS, "-x", "c", "-", "-o", out_path, "-lm"], input=source,
-                                  capture_output=True, text=True)
+            if tier == "fast":   # tcc reads its source from a file
+                with tempfile.NamedTemporaryFile("w", suffix=".c", delete=False) as f:
+                    f.write(source)
+                try:
+                    proc = subprocess.run([cc, *flags, f.name, "-o", out_path, "-lm"], capture_output=True, text=True)
+                finally:
+                    os.unlink(f.name)
+            else:
+                proc = subprocess.run([cc, *flags, "-x", "c", "-", "-o", out_path, "-lm"], input=source,
+                                      capture_output=True, text=True)
             if proc.returncode != 0:
                 raise CompileError(f"the C compiler failed on kernel {name}", source, proc.stderr)
 
-        return CPUProgram(name, source, cached_file("kernels", key, ".so", build))
+        if cache_dir is None or not settings.cache:
+            return CPUProgram(name, source, cached_file("kernels", key, ".so", build))
+        directory = os.path.join(cache_dir, "kernels")
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        path = os.path.join(directory, key + ".so")
+        if not os.path.exists(path):
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".so", dir=directory)
+            os.close(fd)
+            try:
+                build(tmp)
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        return CPUProgram(name, source, path)
+
+    # ---- tiers (see the module docstring) -----------------------------------------------------
+    def plan_kernel(self, item: Any) -> KernelPlan:
+        """The Python part of getting schedule item `item`'s kernel (disk lookups, codegen), now."""
+        from lazyarr.compiler.codegen import generate, kernel_name
+        ast, transcendentals = item.ast, settings.transcendentals
+        name = kernel_name(ast)
+        opt_key = kernel_key(ast, "opt", transcendentals)
+        path = _cached_path(opt_key)
+        if path is not None:
+            return KernelPlan(lambda: CPUProgram(name, "", path))
+        if not (settings.tiered and fast_compiler_available(settings.fast_cc)
+                and kernel_work(ast) <= settings.fast_compile_work):
+            source = item.source
+            return KernelPlan(lambda: self.compile(name, source, opt_key))
+        fast_key = kernel_key(ast, "fast", transcendentals)
+        path = _cached_path(fast_key)
+        if path is not None:
+            return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, CPUProgram(name, "", path)))
+        source = generate(ast, self.renderer, transcendentals=transcendentals, opts=[]).source
+
+        def build() -> TieredProgram:
+            try:
+                fast = self.compile(name, source, fast_key, tier="fast")
+            except CompileError:   # something the fast compiler does not take: gcc it is
+                fast = self.compile(name, source)
+            return TieredProgram(self, name, ast, transcendentals, fast)
+        return KernelPlan(build)
+
+    def optimise_later(self, name: str, ast: Any, transcendentals: str | None) -> Future:
+        """Render the optimised kernel now and compile it on the background thread."""
+        from lazyarr.compiler.codegen import generate
+        key = kernel_key(ast, "opt", transcendentals)
+        source = generate(ast, self.renderer, transcendentals=transcendentals).source
+        return _background.submit(self.compile, name, source, key, "opt", settings.cache_dir if settings.cache else None)
+
+
+# ---- tiered compilation of kernels ---------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def compiler_code_hash() -> str:
+    """A hash of the code that turns a kernel graph into source: an entry keyed by a graph is
+    stale once this changes."""
+    import lazyarr
+    root = os.path.dirname(lazyarr.__file__)
+    h = hashlib.sha256()
+    for folder in ("compiler", "runtime"):
+        for name in sorted(os.listdir(os.path.join(root, folder))):
+            if name.endswith(".py"):
+                with open(os.path.join(root, folder, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+    for name in ("ops.py", "dtypes.py", "settings.py"):
+        with open(os.path.join(root, name), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def _arg_text(arg: Any) -> str:
+    if isinstance(arg, float):
+        return "f" + arg.hex()
+    if isinstance(arg, tuple):
+        return "(" + ",".join(_arg_text(a) for a in arg) + ")"
+    return arg.name if hasattr(arg, "name") and not isinstance(arg, (int, str)) else repr(arg)
+
+
+def graph_text(ast: Any) -> str:
+    """The kernel graph written out, one node a line (its op, dtype, arg and sources' lines)."""
+    index: dict[Any, int] = {}
+    lines = []
+    for i, u in enumerate(ast.toposort()):
+        index[u] = i
+        lines.append(f"{u.op.name} {u.dtype} {_arg_text(u.arg)} {' '.join(str(index[s]) for s in u.src)}")
+    return "\n".join(lines)
+
+
+def kernel_key(ast: Any, tier: str, transcendentals: str | None) -> str:
+    """The disk cache key of a kernel graph's compiled object on a tier ("opt" or "fast")."""
+    cc = settings.fast_cc if tier == "fast" else settings.cc
+    flags = FAST_CFLAGS if tier == "fast" else CFLAGS
+    return cache_key("cpu-kernel", tier, compiler_identity(cc), " ".join(flags), compiler_code_hash(),
+                     f"{transcendentals} {settings.opts} {settings.threads}", graph_text(ast))
+
+
+def kernel_work(ast: Any) -> int:
+    """Loads, stores and ALU operations the kernel executes (each node once per iteration of the
+    loops around it)."""
+    from lazyarr.compiler.uop import GroupOp, Ops
+    return sum(math.prod(r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in u.ranges)
+               for u in ast.toposort() if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))
+
+
+@functools.lru_cache(maxsize=None)
+def fast_compiler_available(cc: str) -> bool:
+    return shutil.which(cc) is not None
+
+
+_background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazyarr-optimise")
+
+
+class TieredProgram:
+    """A kernel running on its first-tier object until the optimised one is loaded. After
+    `settings.hot_calls` calls it asks for the optimised object (rendered on the caller's thread,
+    compiled on a background one) and swaps it in at the first call after it is ready."""
+
+    def __init__(self, device: CPUDevice, name: str, ast: Any, transcendentals: str | None, fast: CPUProgram):
+        self.device, self.name, self.ast, self.transcendentals = device, name, ast, transcendentals
+        self.current: CPUProgram = fast
+        self.calls = 0
+        self.future: Future | None = None
+        self.tier = "fast"
+
+    def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
+        self.calls += 1
+        if self.future is None and self.calls >= settings.hot_calls:
+            self.future = self.device.optimise_later(self.name, self.ast, self.transcendentals)
+        if self.tier == "fast" and self.future is not None and self.future.done():
+            if self.future.exception() is None:
+                self.current, self.tier = self.future.result(), "opt"
+            else:
+                self.tier = "first tier only"   # the optimised compile failed: keep what runs
+        self.current(buffers, extra)
+
+    def wait(self) -> str:
+        """Block until the optimised object asked for (if any) is ready; the tier the next call runs."""
+        if self.future is not None:
+            self.future.exception()
+            if self.tier == "fast":
+                self.current, self.tier = (self.future.result(), "opt") if self.future.exception() is None else \
+                    (self.current, "first tier only")
+        return self.tier
+
+
+class KernelPlan:
+    """What is left to do for a kernel once its Python work (codegen) is done: `build()` compiles
+    it (a subprocess) and loads it; it may run on another thread."""
+
+    def __init__(self, build: Callable[[], Any]):
+        self.build = build
+
+
+def _cached_path(key: str) -> str | None:
+    if not settings.cache:
+        return None
+    path = os.path.join(_cache_dir("kernels"), key + ".so")
+    return path if os.path.exists(path) else None

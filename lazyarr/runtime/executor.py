@@ -1,5 +1,6 @@
-"""Run a schedule: compile each kernel (memory cache, then disk cache, then the compiler),
-allocate its buffers, and launch it, in order. With LAZYARR_DEBUG ≥ 1 each launch prints its
+"""Run a schedule: compile its kernels (memory cache, then disk cache, then the compilers, all of
+the schedule's missing kernels at once and in parallel: `compile_all`), allocate each kernel's
+buffers, and launch it, in order. With LAZYARR_DEBUG ≥ 1 each launch prints its
 kernel, size and time; with ≥ 2 the source too.
 
 Storage is reused where it is safe: a kernel's new output takes over the storage of an argument
@@ -11,21 +12,52 @@ the input's storage under the same condition, and into a copy of it otherwise.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import numpy as np
 
 from lazyarr import settings
 
-_programs: dict[tuple[str, str], Any] = {}
+_programs: dict[tuple, Any] = {}
+_pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_prefix="lazyarr-compile")
+
+
+def _program_key(item: Any) -> tuple:
+    """Kernels of devices that plan them (the CPU's tiers) are known by their graph and the settings
+    that change their code, which costs no codegen; others by their source."""
+    from lazyarr.compiler.uop import UOp
+    if hasattr(item.device, "plan_kernel") and isinstance(getattr(item, "ast", None), UOp):
+        return (item.device.name, item.ast, settings.transcendentals, settings.opts, settings.threads)
+    return (item.device.name, item.source)
 
 
 def get_program(item: Any) -> Any:
-    key = (item.device.name, item.source)
+    key = _program_key(item)
     prog = _programs.get(key)
     if prog is None:
-        prog = _programs[key] = _compile(item)
+        compile_all([item])
+        prog = _programs[key]
     return prog
+
+
+def compile_all(items: list[Any]) -> None:
+    """Compile the kernels of `items` that are not compiled yet: their Python work (codegen) one
+    after another, then the compilers in parallel (`settings.threads` at a time)."""
+    plans: dict[tuple, Any] = {}
+    for item in items:
+        key = _program_key(item)
+        if key in _programs or key in plans:
+            continue
+        if len(key) == 5:
+            plans[key] = item.device.plan_kernel(item)
+        else:
+            _programs[key] = _compile(item)
+    if len(plans) > 1:
+        built = list(_pool.map(lambda p: p.build(), plans.values()))
+    else:
+        built = [p.build() for p in plans.values()]
+    _programs.update(zip(plans, built))
 
 
 def _copy(buffers: list[Any]) -> None:
@@ -57,6 +89,7 @@ def _reusable(b: Any, out: Any, i: int, last_use: dict[int, int], readable: Call
 
 
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> None:
+    compile_all(items)
     last_use: dict[int, int] = {}
     for i, item in enumerate(items):
         for b in item.buffers:

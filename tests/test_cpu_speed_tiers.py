@@ -1,0 +1,136 @@
+"""Tiered and parallel compilation on the CPU (lazyarr.runtime.cpu, executor.compile_all), in the
+order of the cpu module's docstring: the optimised object from the disk cache by graph key, large
+kernels optimised at once, small kernels on the fast compiler first and optimised in the
+background once hot, and a schedule's kernels compiled in parallel."""
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import lazyarr as xp
+from lazyarr import settings
+from lazyarr.compiler import codegen
+from lazyarr.runtime import cpu, executor
+
+needs_tcc = pytest.mark.skipif(not cpu.fast_compiler_available("tcc"), reason="tcc is not installed")
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    """An empty disk cache and no compiled kernels in memory."""
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(executor, "_programs", {})
+    return tmp_path
+
+
+def program_of(t):
+    items = t.schedule()
+    assert len(items) == 1
+    return executor.get_program(items[0])
+
+
+def small(seed=0.25):
+    x = xp.asarray(np.arange(64, dtype=np.float32))
+    return x * 1.5 + seed
+
+
+@needs_tcc
+def test_small_kernels_start_on_the_fast_compiler_and_turn_optimised_once_hot(fresh, monkeypatch):
+    monkeypatch.setattr(settings, "hot_calls", 2)
+    t = small(0.125)
+    prog = program_of(t)
+    assert isinstance(prog, cpu.TieredProgram) and prog.tier == "fast"
+    for _ in range(2):
+        t = small(0.125).realize()
+    assert prog.wait() == "opt"
+    np.testing.assert_array_equal(small(0.125).numpy(), np.arange(64, dtype=np.float32) * 1.5 + 0.125)
+    assert prog.tier == "opt"
+
+
+def test_large_kernels_compile_optimised_at_once(fresh):
+    a = xp.asarray(np.ones((1024, 1024), dtype=np.float32))
+    prog = program_of(xp.sum(a * 2, axis=1))
+    assert isinstance(prog, cpu.CPUProgram) and "lz_load_float32x8" in prog.source
+
+
+def test_without_the_fast_compiler_every_kernel_is_optimised(fresh, monkeypatch):
+    monkeypatch.setattr(settings, "fast_cc", "no-such-fast-compiler")
+    assert isinstance(program_of(small(0.375)), cpu.CPUProgram)
+    monkeypatch.setattr(settings, "fast_cc", "tcc")
+    monkeypatch.setattr(settings, "tiered", False)
+    assert isinstance(program_of(small(0.625)), cpu.CPUProgram)
+
+
+@needs_tcc
+def test_a_fast_compile_failure_falls_back_to_gcc(fresh, monkeypatch):
+    monkeypatch.setattr(cpu, "FAST_CFLAGS", ["-shared", "-no-such-tcc-flag"])
+    prog = program_of(small(0.875))
+    assert isinstance(prog, cpu.TieredProgram)
+    np.testing.assert_array_equal(small(0.875).numpy(), np.arange(64, dtype=np.float32) * 1.5 + 0.875)
+
+
+def test_the_optimised_object_is_found_by_graph_key_without_codegen(fresh, monkeypatch):
+    monkeypatch.setattr(settings, "tiered", False)
+    want = np.arange(64, dtype=np.float32) * 1.5 + 0.75
+    np.testing.assert_array_equal(small(0.75).numpy(), want)     # compiled, cached under the graph's key
+    monkeypatch.setattr(executor, "_programs", {})
+    monkeypatch.setattr(settings, "tiered", True)
+
+    def no_codegen(*args, **kwargs):
+        raise AssertionError("codegen ran for a kernel in the disk cache")
+    monkeypatch.setattr(codegen, "generate", no_codegen)
+    t = small(0.75)
+    prog = executor.get_program(t.schedule()[0])
+    assert isinstance(prog, cpu.CPUProgram)
+    np.testing.assert_array_equal(t.numpy(), want)
+
+
+def test_graph_keys_differ_by_graph_and_codegen_settings(monkeypatch):
+    a = small(0.5).schedule()[0].ast
+    b = small(0.5 + 2 ** -10).schedule()[0].ast
+    assert cpu.kernel_key(a, "opt", None) == cpu.kernel_key(a, "opt", None)
+    assert cpu.kernel_key(a, "opt", None) != cpu.kernel_key(b, "opt", None)
+    assert cpu.kernel_key(a, "opt", None) != cpu.kernel_key(a, "opt", "native")
+    assert cpu.kernel_key(a, "opt", None) != cpu.kernel_key(a, "fast", None)
+    key = cpu.kernel_key(a, "opt", None)
+    monkeypatch.setattr(settings, "opts", False)
+    assert cpu.kernel_key(a, "opt", None) != key
+
+
+def test_a_schedules_kernels_compile_in_parallel(fresh, monkeypatch):
+    monkeypatch.setattr(settings, "tiered", False)
+    monkeypatch.setattr(settings, "threads", 2)
+    monkeypatch.setattr(executor, "_pool", executor.ThreadPoolExecutor(max_workers=2))
+    running, peak, lock = [0], [0], threading.Lock()
+    real = subprocess.run
+
+    def counting(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            time.sleep(0.05)
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+    monkeypatch.setattr(subprocess, "run", counting)
+    x = xp.asarray(np.arange(64, dtype=np.float32))
+    outs = [xp.sum(x * (i + 2), axis=0) + xp.max(x) * i for i in range(3)]
+    xp.realize(*outs)
+    assert peak[0] >= 2
+    for i, o in enumerate(outs):
+        np.testing.assert_allclose(o.numpy(), (np.arange(64) * (i + 2)).sum() + 63 * i)
+
+
+@needs_tcc
+def test_fast_tier_results_match_the_optimised_ones(fresh, monkeypatch):
+    monkeypatch.setattr(settings, "hot_calls", 10 ** 9)
+    a = np.random.default_rng(0).standard_normal((65, 129)).astype(np.float32)
+    a[3, 5] = np.nan
+    A = xp.asarray(a)
+    np.testing.assert_array_equal(xp.max(A, axis=1).numpy(), a.max(1))
+    np.testing.assert_allclose(xp.tanh(A @ A.T).numpy(), np.tanh(a @ a.T), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(xp.sum(A, axis=0).numpy(), a.sum(0), rtol=1e-5, atol=1e-4)
