@@ -1,6 +1,8 @@
 """The accuracy table of stage 18's approximations: worst ulp distance to NumPy per function and
 dtype, over the points tests/test_decompositions_accuracy.py uses (every binade, the fast-changing
-ranges, special values).
+ranges, special values; for float32 also each path's hard cases). float32 is compared with NumPy's
+float32 function and with NumPy's float64 function rounded to float32 (the correctly rounded
+result), next to the distance between those two (NumPy's own float32 error).
 
     python bench/transcendentals_accuracy.py [points per function, default 600000]
 """
@@ -14,7 +16,7 @@ sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
 from bench.common import table  # noqa: E402
 from lazyarr.compiler.uop import Ops  # noqa: E402
 from tests.test_decompositions_accuracy import (F32, F64, REFERENCE, NoSqrtC, compile_elementwise,  # noqa: E402
-                                                points, pow_points, ulp_distance)
+                                                hard_points32, points, pow_points, ulp_distance)
 
 
 def main(n: int) -> None:
@@ -22,7 +24,12 @@ def main(n: int) -> None:
     for op, fn in REFERENCE.items():
         row = [op.name.lower()]
         for dt in (F32, F64):
-            args = pow_points(dt, n // 2) if op is Ops.POW else (points(dt, n),)
+            if op is Ops.POW:
+                args = pow_points(dt, n // 2)
+            elif dt is F32:
+                args = (np.concatenate([points(dt, n // 2), hard_points32(op, n // 2)]),)
+            else:
+                args = (points(dt, n),)
             kernel = compile_elementwise(op, dt, nargs=len(args), renderer=NoSqrtC() if op is Ops.SQRT else None,
                                          mode="native" if op is Ops.SQRT else "approx")
             got = kernel(*args)

@@ -21,8 +21,8 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   product with log2(e)'s head is exact; log1p: 1 + x as an exact float32 pair; sin, cos, tan:
   the reduced argument, sin and cos as float32 pairs, tan as their pair quotient). Two parts stay
   in float64, where float32 cannot be exact cheaply: the reduction of sin, cos and tan (every x
-  whatever its size, branch-free: x's 24-bit significand times four 29-bit chunks of 2/π, each
-  product exact in float64, the window chosen by x's exponent among four, summed modulo 4 as
+  whatever its size, branch-free: x's 24-bit significand times five 29-bit chunks of 2/π, each
+  product exact in float64, the window chosen by x's exponent among two, summed modulo 4 as
   int64 in units of 2^-60 of a quarter turn: the float32 closest to a multiple of π/2 needs far
   less), and pow's log2|x| and 2^(y·log2|x|) (y·log2|x| up to ±150 needs 2^-32 of log2's
   precision), each rounded once to float32;
@@ -131,6 +131,16 @@ def horner(x: UOp, coeffs: tuple[float, ...]) -> UOp:
     for c in reversed(coeffs[:-1]):
         out = out * x + c
     return out
+
+
+def estrin(x: UOp, coeffs: tuple[float, ...]) -> UOp:
+    """Σ coeffs[k]·x^k by Estrin's scheme: pairs c_k + c_(k+1)·x, then pairs of those with x², and
+    so on; a shorter chain of dependent operations than Horner's, for long polynomials."""
+    terms, p = [x.const_like(c) for c in coeffs], x
+    while len(terms) > 1:
+        terms = [terms[k] + terms[k + 1] * p for k in range(0, len(terms) - 1, 2)] + terms[len(terms) - len(terms) % 2:]
+        p = p * p
+    return terms[0]
 
 
 def two_sum(a: UOp, b: UOp) -> tuple[UOp, UOp]:
@@ -623,22 +633,19 @@ def log1pf(x: UOp) -> UOp:
 def reduce_pio2_f32(x: UOp) -> tuple[UOp, UOp, UOp]:
     """x = k·π/2 + y_hi + y_lo (float32 pair) and k mod 4 (int32), for every finite float32 x, in
     float64 (Payne–Hanek shaped for 24-bit significands): x = M·2^e, and x·2/π mod 4 is the sum of
-    M times four 29-bit chunks of 2/π (each product exact in float64), the first chunk chosen by e
-    (one of four windows) so that the chunks before it only add multiples of 4. Each term is taken
-    modulo 4 where it can exceed 4, and the sum is kept exactly as a float64 pair: its error is
-    below 2^-60 of a quarter turn, far below what the nearest float32 to a multiple of π/2 needs."""
+    x times five 29-bit chunks of 2/π at their weights (each product exact in float64: 24 × 29
+    bits), the first chunk chosen by e (chunk 0, or chunk 2 from e ≥ 60 on) so that the chunks
+    before it only add multiples of 4. In units of 2^-60 quarter turns the first three products
+    are taken modulo 4 (exact integers below 2^61), and all five are summed as int64 (the last two
+    truncated: 2 units at most; the chunks left out: 2^-2 units), wrapping around modulo 16 quarter
+    turns. The nearest float32 to a multiple of π/2 is about 2^-28 of a quarter turn away from it,
+    so the reduced argument keeps 2^-30 of relative accuracy even there."""
     xd = x.cast(F64)
-    ax = fabs(xd)                               # compared in float64: masks of the float64 lanes
-    c1, c2, c3 = f(2.0 ** 54).le(ax), f(2.0 ** 83).le(ax), f(2.0 ** 112).le(ax)    # e ≥ 31, 60, 89
-
-    def chunk(c: int) -> UOp:                   # the c-th chunk of the window, at its weight, × 2^60
-        v = [float(TWO_OVER_PI_29[w + c]) * 2.0 ** (60 - 29 * (w + c + 1)) for w in range(4)]
-        return select(c3, f(v[3]), select(c2, f(v[2]), select(c1, f(v[1]), f(v[0]))))
-    t = [xd * chunk(c) for c in range(4)]       # exact: 24 × 29 bits
-    # in units of 2^-60 quarter turns: the first two terms modulo 4 (exact integers below 2^61),
-    # then all four as int64 (the last two truncated: 2^-60 at most), summed with wrap-around
-    t[0], t[1] = (v - rint(v * 2.0 ** -62) * 2.0 ** 62 for v in t[:2])
-    total = t[0].cast(I64) + t[1].cast(I64) + (t[2].cast(I64) + t[3].cast(I64))
+    far = f(2.0 ** 83).le(fabs(xd))             # e ≥ 60
+    t = [xd * select(far, f(TWO_OVER_PI_29[c + 2] * 2.0 ** (60 - 29 * (c + 3))),
+                     f(TWO_OVER_PI_29[c] * 2.0 ** (60 - 29 * (c + 1)))) for c in range(5)]
+    t[0], t[1], t[2] = (v - rint(v * 2.0 ** -62) * 2.0 ** 62 for v in t[:3])
+    total = (t[0].cast(I64) + t[1].cast(I64)) + (t[2].cast(I64) + t[3].cast(I64)) + t[4].cast(I64)
     k = shr(total + (1 << 59), 60)
     y = (total - shl(k, 60)).cast(F64) * (PIO2_HI * 2.0 ** -60)
     yh = y.cast(F32)
@@ -678,25 +685,21 @@ def powf(x: UOp, y: UOp) -> UOp:
     fm = from_bits32((b & 0x7FFFFF) + SQRT_HALF_BITS).cast(F64) - 1.0
     sd = fdiv(fm, fm + 2.0)
     z = sd * sd
-    l2 = k.cast(F64) + (sd * 2.0 + sd * z * (TWO_THIRDS_HI + z * horner(z, LOG_T[:6]))) * LOG2E_HI
+    l2 = k.cast(F64) + (sd * 2.0 + sd * z * (TWO_THIRDS_HI + z * estrin(z, LOG_T[:6]))) * LOG2E_HI
     yl = y.cast(F64) * l2
     yc = select(is_nan(yl), f(0.0), yl.maximum(f(-160.0)).minimum(f(130.0)))   # beyond: 0 or inf
     n = rint(yc)
     t = (yc - n) * LN2_HI
-    mag = ((t + t * t * horner(t, EXP_Q[:9])) + 1.0) * pow2(n.cast(I64))
-    out = mag.cast(F32)
-    # |x| == 0 or inf: 0 or inf by the sign of y·log2|x|
+    mag = ((t + t * t * estrin(t, EXP_Q[:9])) + 1.0) * pow2(n.cast(I64))
+    out = mag.cast(F32)               # x = ±1 gives 1 (y·0 = 0, or nan for y = ±inf: clamped to 0)
+    # |x| == 0 or inf: 0 or inf by the sign of y·log2|x|; a negative x (−0 and −inf included: the
+    # sign bit) with an odd integer y negates
     up = select(ax.eq(g(0.0)), y.lt(g(0.0)), g(0.0).lt(y))
     out = select(ax.eq(g(0.0)) | ax.eq(g(float("inf"))), select(up, g(float("inf")), g(0.0)), out)
-    out = select(ax.eq(g(1.0)), g(1.0), out)
-    out = select(x.lt(g(0.0)) & _is_odd_int(y), -out, out)
-    out = select(x.lt(g(0.0)) & _is_int(y).alu(Ops.NOT) & fabs(y).lt(g(float("inf"))) & ax.lt(g(float("inf"))),
-                 g(float("nan")), out)
-    out = select(x.eq(g(0.0)) & _is_odd_int(y), select(y.lt(g(0.0)), UOp(Ops.COPYSIGN, F32, (g(float("inf")), x)),
-                                                      UOp(Ops.COPYSIGN, F32, (g(0.0), x))), out)
-    out = select(is_nan(x) | is_nan(y), g(float("nan")), out)
-    out = select(x.eq(g(-1.0)) & fabs(y).eq(g(float("inf"))), g(1.0), out)
-    return select(y.eq(g(0.0)) | x.eq(g(1.0)), g(1.0), out)
+    out = select(bits32(x).lt(j(0)) & _is_odd_int(y), -out, out)
+    nan = is_nan(x) | is_nan(y) | (x.lt(g(0.0)) & _is_int(y).alu(Ops.NOT) & fabs(y).lt(g(float("inf"))) &
+                                   ax.lt(g(float("inf"))))
+    return select(y.eq(g(0.0)) | x.eq(g(1.0)), g(1.0), select(nan, g(float("nan")), out))
 
 
 def sqrtf(x: UOp) -> UOp:
