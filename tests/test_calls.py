@@ -68,6 +68,7 @@ void axpy(float* out, const float* x, const float* y, int64_t n, double a) {
 """
 
 
+@pytest.mark.cpu_only
 def test_custom_c_kernel_with_scalars_and_computed_inputs():
     a, b = np.arange(6, dtype=np.float32), np.ones(6, np.float32)
     out = custom_kernel(C_AXPY, "axpy", [xp.asarray(a)[::-1] * 2, xp.asarray(b)], outputs=[((6,), xp.float32)],
@@ -76,6 +77,7 @@ def test_custom_c_kernel_with_scalars_and_computed_inputs():
     assert_close(out * 1, 0.5 * (a[::-1] * 2) + b)
 
 
+@pytest.mark.cpu_only
 def test_a_written_input_is_copied_while_it_can_still_be_read():
     incr = "void incr(int64_t* x, int64_t n) { for (int64_t i = 0; i < n; i++) x[i] += 1; }"
     v = xp.arange(4).realize()
@@ -86,6 +88,7 @@ def test_a_written_input_is_copied_while_it_can_still_be_read():
     assert_close(u, np.arange(3) * 10 + 1)
 
 
+@pytest.mark.cpu_only
 def test_precompiled_routine():
     def reverse_sort(out, x):
         out[...] = np.sort(x)[::-1]
@@ -93,6 +96,7 @@ def test_precompiled_routine():
     assert_close(got, np.array([6.0, 4.0, 2.0]))
 
 
+@pytest.mark.cpu_only
 def test_a_custom_kernel_compiles_once():
     a = xp.ones(6, dtype=xp.float32)
     custom_kernel(C_AXPY, "axpy", [a, a], outputs=[((6,), xp.float32)], scalars=[6, 1.0]).realize()
@@ -101,6 +105,7 @@ def test_a_custom_kernel_compiles_once():
     assert len(executor._programs) == n
 
 
+@pytest.mark.cpu_only
 def test_call_errors():
     with pytest.raises(ValueError):
         custom_kernel(C_AXPY, "not an identifier", [xp.ones(2)], outputs=[((2,), xp.float32)])

@@ -191,6 +191,7 @@ def test_contiguous_view_finds_runs_and_refuses_the_rest():
     assert contiguous_view(c.reshape(2, 12)[1].uop) == (c.uop, 12)     # a computed value
 
 
+@pytest.mark.cpu_only
 def test_assign_updates_in_place_and_refuses_broadcasts():
     z = xp.arange(5.0).realize()
     storage = z.numpy().ctypes.data
