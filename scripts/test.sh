@@ -1,6 +1,16 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite. Extra arguments go to pytest.
+# Set up, then run the whole test suite on the CPU, then again on OpenCL (PoCL) where a platform is
+# installed (LAZYARR_REQUIRE_OPENCL=1 makes a missing platform an error). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 python3 -m pytest tests -n 2 "$@"
+if python3 -c "import lazyarr; lazyarr.get_device('opencl')" >/dev/null 2>&1; then
+  echo "--- the same suite on OpenCL ---"
+  LAZYARR_DEVICE=opencl LAZYARR_TEST_EXAMPLES="${LAZYARR_OPENCL_EXAMPLES:-5}" python3 -m pytest tests -n 2 "$@"
+elif [ "${LAZYARR_REQUIRE_OPENCL:-0}" = "1" ]; then
+  echo "no OpenCL platform, and LAZYARR_REQUIRE_OPENCL=1" >&2
+  exit 1
+else
+  echo "no OpenCL platform: the OpenCL pass is skipped" >&2
+fi
