@@ -13,8 +13,10 @@ LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT
 LAZYARR_THREADS   threads a kernel's outer loop is split across (default: the cores available).
 LAZYARR_TIERED    0: every kernel compiled optimised at once; 1 (default): small kernels first
                   compiled by LAZYARR_FAST_CC (default "tcc", if installed) and recompiled optimised
-                  in the background once they ran LAZYARR_HOT_CALLS times (default 2); kernels of
-                  more than LAZYARR_FAST_COMPILE_WORK operations (default 2^22) compile optimised.
+                  in the background once they ran LAZYARR_HOT_CALLS times (default 2), or once with
+                  more than LAZYARR_HOT_WORK operations (default 2^17); kernels of more than
+                  LAZYARR_FAST_COMPILE_WORK operations (default 2^24) compile optimised at once.
+                  A run spends at most LAZYARR_OPTIMISE_BUDGET_MS (default 20) rendering hot kernels.
 LAZYARR_OPTS      0 turns kernel optimisation (register tiles, vectors, cache blocks) off (default 1).
 LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
@@ -57,4 +59,6 @@ opts: bool = bool(_env_int("LAZYARR_OPTS", 1))
 tiered: bool = bool(_env_int("LAZYARR_TIERED", 1))
 fast_cc: str = os.environ.get("LAZYARR_FAST_CC", "tcc")
 hot_calls: int = _env_int("LAZYARR_HOT_CALLS", 2)
-fast_compile_work: int = _env_int("LAZYARR_FAST_COMPILE_WORK", 1 << 22)
+fast_compile_work: int = _env_int("LAZYARR_FAST_COMPILE_WORK", 1 << 24)
+hot_work: int = _env_int("LAZYARR_HOT_WORK", 1 << 17)
+optimise_budget: float = _env_int("LAZYARR_OPTIMISE_BUDGET_MS", 20) / 1000

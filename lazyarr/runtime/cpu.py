@@ -11,9 +11,9 @@ executor runs for all of a schedule's missing kernels at once, in parallel):
 - a kernel whose optimised object is in the disk cache is loaded from it, without codegen: that
   entry is keyed by the kernel's graph (`kernel_key`: its structure, the codegen settings and a
   hash of the compiler's own code), so a warm process goes from graph to loaded kernel directly;
-- a kernel with much work (more than `settings.fast_compile_work` operations) is compiled
-  optimised at once (gcc -O3 -march=native, with kernel optimisation), since it would run
-  slower on the first tier than the optimising compile costs;
+- a kernel with much work (more than `settings.fast_compile_work` operations, 2^24 by default:
+  about what tcc's code runs in the ~150 ms an optimising compile takes) is compiled optimised
+  at once (gcc -O3 -march=native, with kernel optimisation);
 - any other kernel is first rendered without kernel optimisation and compiled by the fast
   compiler (`settings.fast_cc`, tcc: ~6 ms where gcc takes ~115 ms, but its code is 10-50x
   slower), and once it has run `settings.hot_calls` times it is rendered optimised and compiled
@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
+import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -235,20 +235,27 @@ def compiler_code_hash() -> str:
 
 def _arg_text(arg: Any) -> str:
     if isinstance(arg, float):
-        return "f" + arg.hex()
+        return arg.hex()
     if isinstance(arg, tuple):
         return "(" + ",".join(_arg_text(a) for a in arg) + ")"
-    return arg.name if hasattr(arg, "name") and not isinstance(arg, (int, str)) else repr(arg)
+    return repr(arg)
 
 
-def graph_text(ast: Any) -> str:
-    """The kernel graph written out, one node a line (its op, dtype, arg and sources' lines)."""
-    index: dict[Any, int] = {}
-    lines = []
-    for i, u in enumerate(ast.toposort()):
-        index[u] = i
-        lines.append(f"{u.op.name} {u.dtype} {_arg_text(u.arg)} {' '.join(str(index[s]) for s in u.src)}")
-    return "\n".join(lines)
+_graph_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def graph_hash(ast: Any) -> str:
+    """A hash of the kernel graph's structure: each node's op, dtype, arg and sources, in order."""
+    h = _graph_hashes.get(ast)
+    if h is None:
+        index: dict[int, int] = {}
+        parts = []
+        for i, u in enumerate(ast.toposort()):
+            index[id(u)] = i
+            parts.append((u.op.value, u.dtype.name, _arg_text(u.arg) if u.arg is not None else "",
+                          tuple(index[id(x)] for x in u.src)))
+        h = _graph_hashes[ast] = hashlib.sha256(repr(parts).encode()).hexdigest()
+    return h
 
 
 def kernel_key(ast: Any, tier: str, transcendentals: str | None) -> str:
@@ -256,14 +263,19 @@ def kernel_key(ast: Any, tier: str, transcendentals: str | None) -> str:
     cc = settings.fast_cc if tier == "fast" else settings.cc
     flags = FAST_CFLAGS if tier == "fast" else CFLAGS
     return cache_key("cpu-kernel", tier, compiler_identity(cc), " ".join(flags), compiler_code_hash(),
-                     f"{transcendentals} {settings.opts} {settings.threads}", graph_text(ast))
+                     f"{transcendentals} {settings.opts} {settings.threads}", graph_hash(ast))
+
+
+TRANSCENDENTAL_COST = 30   # operations a transcendental function costs once decomposed
 
 
 def kernel_work(ast: Any) -> int:
     """Loads, stores and ALU operations the kernel executes (each node once per iteration of the
-    loops around it)."""
+    loops around it; a transcendental function as TRANSCENDENTAL_COST operations)."""
+    from lazyarr.compiler.decompositions import TRANSCENDENTAL
     from lazyarr.compiler.uop import GroupOp, Ops
-    return sum(math.prod(r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in u.ranges)
+    return sum(math.prod(r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in u.ranges) *
+               (TRANSCENDENTAL_COST if u.op in TRANSCENDENTAL else 1)
                for u in ast.toposort() if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))
 
 
@@ -276,21 +288,30 @@ _background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazyarr-opti
 
 
 class TieredProgram:
-    """A kernel running on its first-tier object until the optimised one is loaded. After
-    `settings.hot_calls` calls it asks for the optimised object (rendered on the caller's thread,
-    compiled on a background one) and swaps it in at the first call after it is ready."""
+    """A kernel running on its first-tier object until the optimised one is loaded. Once it has run
+    `settings.hot_calls` times, the executor asks for the optimised object at the start of a later
+    schedule run (`optimise`: rendered on the caller's thread, which owns the graph, and compiled
+    on a background one), and the first call after it is ready swaps it in."""
 
     def __init__(self, device: CPUDevice, name: str, ast: Any, transcendentals: str | None, fast: CPUProgram):
         self.device, self.name, self.ast, self.transcendentals = device, name, ast, transcendentals
+        self.work = kernel_work(ast)
         self.current: CPUProgram = fast
         self.calls = 0
         self.future: Future | None = None
         self.tier = "fast"
 
+    def hot(self) -> bool:
+        """Whether the kernel ran often enough to be optimised (`settings.hot_calls` times, or once
+        with more than `settings.hot_work` operations) and is not yet on its way."""
+        return self.future is None and (self.calls >= settings.hot_calls or
+                                        (self.calls >= 1 and self.work > settings.hot_work))
+
+    def optimise(self) -> None:
+        self.future = self.device.optimise_later(self.name, self.ast, self.transcendentals)
+
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
         self.calls += 1
-        if self.future is None and self.calls >= settings.hot_calls:
-            self.future = self.device.optimise_later(self.name, self.ast, self.transcendentals)
         if self.tier == "fast" and self.future is not None and self.future.done():
             if self.future.exception() is None:
                 self.current, self.tier = self.future.result(), "opt"

@@ -43,11 +43,18 @@ def get_program(item: Any) -> Any:
 
 def compile_all(items: list[Any]) -> None:
     """Compile the kernels of `items` that are not compiled yet: their Python work (codegen) one
-    after another, then the compilers in parallel (`settings.threads` at a time)."""
+    after another, then the compilers in parallel (`settings.threads` at a time). First-tier
+    kernels that have become hot start their optimised compile (their codegen here, for at most
+    `settings.optimise_budget` seconds per run; the rest at later runs)."""
     plans: dict[tuple, Any] = {}
+    start = time.perf_counter()
     for item in items:
         key = _program_key(item)
-        if key in _programs or key in plans:
+        prog = _programs.get(key)
+        if prog is not None and getattr(prog, "hot", None) is not None and prog.hot() and \
+                time.perf_counter() - start < settings.optimise_budget:
+            prog.optimise()   # a first-tier kernel that ran often: optimised in the background
+        if prog is not None or key in plans:
             continue
         if len(key) == 5:
             plans[key] = item.device.plan_kernel(item)
