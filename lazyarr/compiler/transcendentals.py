@@ -216,7 +216,9 @@ def exp_kernel(t: UOp, tl: UOp) -> UOp:
 
 
 def _finite_clamped(x: UOp, lo: float, hi: float) -> UOp:
-    return select(is_nan(x), f(0.0), x.maximum(f(lo)).minimum(f(hi)))
+    """x within [lo, hi], nan as lo (callers give nan back at the end): two comparisons and two
+    blends, where MAX and MIN, which propagate nan, cost more."""
+    return select(x.const_like(lo).lt(x), select(x.lt(x.const_like(hi)), x, x.const_like(hi)), x.const_like(lo))
 
 
 def exp64(x: UOp) -> UOp:
@@ -245,7 +247,7 @@ def expm1_dd(x: UOp) -> tuple[UOp, UOp]:
 
 def expm1_64(x: UOp) -> UOp:
     xc = _finite_clamped(x, -760.0, 720.0)
-    hi, lo = expm1_dd(xc.minimum(f(40.0)))
+    hi, lo = expm1_dd(select(xc.lt(f(40.0)), xc, f(40.0)))
     n, t, tl = exp_reduce(xc)
     big = scale(exp_kernel(t, tl), n)           # e^x − 1 rounds to e^x for x > 40
     out = select(f(40.0).lt(xc), big, hi + lo)
@@ -522,8 +524,6 @@ def scalef(y: UOp, n: UOp) -> UOp:
     return y * pow2f(half) * pow2f(n - half)
 
 
-def _clamped32(x: UOp, lo: float, hi: float) -> UOp:
-    return select(is_nan(x), g(0.0), x.maximum(g(lo)).minimum(g(hi)))
 
 
 def expf_reduce(x: UOp) -> tuple[UOp, UOp]:
@@ -534,13 +534,13 @@ def expf_reduce(x: UOp) -> tuple[UOp, UOp]:
 
 
 def expf(x: UOp) -> UOp:
-    n, r = expf_reduce(_clamped32(x, -104.0, 89.0))
+    n, r = expf_reduce(_finite_clamped(x, -104.0, 89.0))
     y = (r + r * r * horner(r, EXPF_P)) + 1.0
     return select(is_nan(x), x, scalef(y, n.cast(I32)))
 
 
 def exp2f(x: UOp) -> UOp:
-    xc = _clamped32(x, -151.0, 129.0)
+    xc = _finite_clamped(x, -151.0, 129.0)
     n = rint(xc)
     r = xc - n                                  # exact
     y = r * horner(r, EXP2F_Q) + 1.0
@@ -551,7 +551,7 @@ def expm1f(x: UOp) -> UOp:
     """2^n·((1 − 2^−n) + u) with u = e^r − 1 as a float32 pair and the sum exact until its last
     rounding: one rounding, then an exact scaling (n ≤ 0 included: 1 − 2^−n is exact down to −24
     and beyond that below the result's ulp)."""
-    xc = _clamped32(x, -20.0, 89.0)
+    xc = _finite_clamped(x, -20.0, 89.0)
     n = rint(xc * LOG2E_F)
     r, rl = two_sum(xc - n * LN2F_HI, -(n * LN2F_LO))
     uh, ul = fast_two_sum(r, r * r * horner(r, EXPF_P) + (rl + r * rl))
@@ -567,7 +567,7 @@ def tanhf(x: UOp) -> UOp:
     a = fabs(x)
     z = x * x
     small = x + x * (z * horner(z, TANHF_T))
-    n, r = expf_reduce(_clamped32(a, 0.0, 10.0) * 2.0)
+    n, r = expf_reduce(_finite_clamped(a, 0.0, 10.0) * 2.0)
     e = ((r + r * r * horner(r, EXPF_P)) + 1.0) * pow2f(n.cast(I32))
     t = 1.0 - fdiv(g(2.0), e + 1.0)
     out = select(a.lt(g(0.5493061443340549)), small, select(x.lt(g(0.0)), -t, t))
@@ -687,7 +687,8 @@ def powf(x: UOp, y: UOp) -> UOp:
     z = sd * sd
     l2 = k.cast(F64) + (sd * 2.0 + sd * z * (TWO_THIRDS_HI + z * estrin(z, LOG_T[:6]))) * LOG2E_HI
     yl = y.cast(F64) * l2
-    yc = select(is_nan(yl), f(0.0), yl.maximum(f(-160.0)).minimum(f(130.0)))   # beyond: 0 or inf
+    yc = select(yl.le(f(-160.0)), f(-160.0), select(yl.lt(f(130.0)), yl, f(130.0)))   # beyond: 0 or inf
+    yc = select(is_nan(yl), f(0.0), yc)
     n = rint(yc)
     t = (yc - n) * LN2_HI
     mag = ((t + t * t * estrin(t, EXP_Q[:9])) + 1.0) * pow2(n.cast(I64))
