@@ -524,8 +524,6 @@ def scalef(y: UOp, n: UOp) -> UOp:
     return y * pow2f(half) * pow2f(n - half)
 
 
-
-
 def expf_reduce(x: UOp) -> tuple[UOp, UOp]:
     """x = n·ln2 + r, |r| ≤ ln2/2 (+ rounding), n a float32 integer; x finite in [-104, 89]. x −
     n·LN2F_HI is exact (the product has at most 24 bits, Sterbenz for the difference)."""
