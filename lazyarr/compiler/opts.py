@@ -62,7 +62,8 @@ class Opt:
 @dataclass(frozen=True)
 class OptTarget:
     """What kernel optimisation needs to know about a device."""
-    vector_bytes: int = 32             # SIMD register width used for vectors
+    vector_bytes: int = 32             # SIMD width for vectorised reductions
+    tile_vector_bytes: int = 32        # SIMD width for register tiles (the widest the target has)
     registers: int = 32                # SIMD registers (accumulators plus operands)
     l1_bytes: int = 32 << 10
     l2_bytes: int = 1 << 20
@@ -498,14 +499,20 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
             if not all(vectorizable(b, r, target) for b in bodies) or split_epilogue(k) is None:
                 continue
             opts.append(Opt("epilogue", 0, 0))
-        opts.append(Opt("vector", axis, w))
         reuse = [a for a, i in enumerate(k.out_ranges) if a != axis and k.size(a) > 1 and
                  any(i not in ld.ranges for ld in loads) and any(i in ld.ranges for ld in loads)]
-        vectors = _largest_divisor(k.size(axis) // w, (4, 3, 2)) if k.size(axis) >= 2 * w else 1
+        wide = target.tile_vector_bytes // out_dtype.itemsize
+        w = wide if k.size(axis) >= wide else w
+        opts.append(Opt("vector", axis, w))
+        # register tile: rows × vectors accumulators, at most 24 (the rest of the 32 registers hold
+        # the row's vectors and a broadcast); 3 vectors where they divide the columns, else 2
+        vectors = 1 if k.size(axis) < 2 * w else 3 if (k.size(axis) // w) % 3 == 0 else 2
+        if not reuse and k.size(axis) >= 4 * w:
+            vectors = 4
         rows = 1
         if reuse:
-            budget = target.registers - vectors - 4          # accumulators: operands and a broadcast left
-            rows = _largest_divisor(k.size(reuse[-1]), tuple(m for m in (8, 6, 4, 3, 2) if m * vectors <= budget))
+            n = k.size(reuse[-1])
+            rows = next((m for m in (8, 6, 4, 3, 2) if m <= n and m * vectors <= 24), 1)
             if rows > 1:
                 opts.append(Opt("upcast", reuse[-1], rows))
         if vectors > 1:
