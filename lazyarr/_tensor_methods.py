@@ -233,6 +233,19 @@ _METHODS = {
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 
+_requires_grad_ = Tensor.requires_grad_
+
+
+def _requires_grad_real(self: Tensor, flag: bool = True) -> Tensor:
+    """Mark this tensor as a leaf whose gradient backward() accumulates into `.grad` (real
+    floating-point tensors only: autograd does not differentiate through complex values)."""
+    if flag and self.dtype.is_complex:
+        raise TypeError(f"only real floating-point tensors can require gradients, not {self.dtype}: "
+                        f"lazyarr's autograd does not differentiate complex values")
+    return _requires_grad_(self, flag)
+
+
+Tensor.requires_grad_ = _requires_grad_real
 Tensor.T = property(lambda self: mp.transpose(self))
 Tensor.mT = property(lambda self: mp.matrix_transpose(self))
 Tensor.real = property(lambda self: ew.real(self))

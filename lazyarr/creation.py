@@ -3,7 +3,8 @@
 Host data (Python scalars, nested sequences, NumPy arrays, buffer-protocol objects, DLPack
 producers through `from_dlpack`) is copied into a new buffer, or shared with `copy=False`: that
 is the boundary where NumPy converts. Everything else is a lazy graph: `zeros`, `ones` and `full`
-are broadcast constants, `meshgrid` broadcasts reshaped inputs, `arange`, `linspace` and `eye` are
+are broadcast constants (complex ones too: a complex fill value makes a complex128 array unless a
+dtype is given), `meshgrid` broadcasts reshaped inputs, `arange`, `linspace` (complex: each part spaced on its own) and `eye` are
 computed from IOTA (the index along an axis) in a kernel when realized, and `tril`/`triu` select
 with a mask built from two IOTAs.
 """
@@ -246,8 +247,15 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     d = _dtype_or(dtype, dtypes.default_complex if is_complex else dtypes.default_float)
-    if d.is_complex or is_complex:
-        raise TypeError("linspace: complex values are not supported yet")
+    if is_complex and not d.is_complex:
+        raise TypeError(f"linspace: complex start or stop with the real dtype {d}")
+    if d.is_complex:   # the real and imaginary parts spaced each on its own (NumPy's, for finite values)
+        from lazyarr.elementwise import make_complex
+        start, stop = complex(start), complex(stop)
+        f = dtypes.component(d)
+        parts = [linspace(a, b, num, dtype=f, device=device, endpoint=endpoint).uop
+                 for a, b in ((start.real, stop.real), (start.imag, stop.imag))]
+        return wrap(make_complex(*parts), _device(device))
     div = num - 1 if endpoint else num
     i = cast_uop(iota(num), dtypes.float64)
     start_f, stop_f = float(start), float(stop)

@@ -21,11 +21,13 @@ _KINDS = {
 
 
 def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
-    """x converted to `dtype` (C casts: floats truncate toward zero, bool is x != 0)."""
+    """x converted to `dtype` (C casts: floats truncate toward zero, bool is x != 0; a complex value
+    is True unless it is 0 + 0j). Complex to real or integer raises TypeError, as the standard asks:
+    take real() or imag() first."""
     x = as_tensor(x)
     d = dtypes.as_dtype(dtype)
-    if x.dtype.is_complex and not d.is_complex:
-        raise TypeError(f"astype: cannot cast complex {x.dtype} to real {d} (take real() first)")
+    if x.dtype.is_complex and not d.is_complex and not d.is_bool:
+        raise TypeError(f"astype: cannot cast complex {x.dtype} to real {d} (take real() or imag() first)")
     out = x if d is x.dtype and not copy else wrap(cast_uop(x.uop, d), x.device)
     if device is not None and get_device(device) is not out.device:
         out = out.to_device(device)

@@ -181,6 +181,16 @@ default_float, default_int, default_complex = float64, int64, complex128
 _VECS: dict[tuple[DType, int], VecDType] = {}
 
 
+def component(d: DType) -> DType:
+    """The real type of a complex type's parts (float32 for complex64); real types are their own."""
+    return float32 if d is complex64 else float64 if d is complex128 else d
+
+
+def complex_of(d: DType) -> DType:
+    """The complex type whose parts are of float type `d` (complex64 for float32)."""
+    return complex64 if d is float32 else complex128
+
+
 def vector(base: DType, lanes: int) -> VecDType:
     """The interned vector type of `lanes` elements of the scalar type `base`."""
     assert lanes > 1 and not isinstance(base, (VecDType, PtrDType)), (base, lanes)

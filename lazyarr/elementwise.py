@@ -6,6 +6,13 @@ NumPy's, the lowering composes primitives so that the result is NumPy's: floor d
 remainder round toward minus infinity, logaddexp handles equal infinities, signbit reads the sign
 bit. Floating-point functions of integer or boolean arrays compute in float64 (float32 for types
 of 16 bits or fewer, where NumPy would use float16, which lazyarr does not have).
+
+Complex arrays (complex64, complex128) take every function the standard defines for them: the
+arithmetic, the exponentials, logarithms, powers, roots, the circular and hyperbolic functions and
+their inverses (ops of complex dtype, lowered to real arithmetic by `lazyarr.compiler.complex`,
+with the standard's special cases), abs, sign, round, real, imag, conj, the comparisons == and !=,
+isnan/isinf/isfinite and where; NumPy's angle too. The real and imaginary parts are GEP nodes of
+the complex value and VECTORIZE builds one from its parts (also lowered).
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ from lazyarr.tensor import Tensor, as_tensor, operands, wrap
 from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop
 
 KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc",
-         "any": "biufc", "bool": "b", "real_number": "iuf"}
+         "any": "biufc", "bool": "b", "real_number": "iuf", "number": "iufc"}
 
 
 def _check(name: str, dtype: DType, kinds: str) -> None:
@@ -43,7 +50,7 @@ def _unary(name: str, x: Any, build, kinds: str = "real") -> Tensor:
 
 def _float_unary(name: str, x: Any, op: Ops) -> Tensor:
     t = as_tensor(x)
-    _check(name, t.dtype, "real")
+    _check(name, t.dtype, "numeric")
     u = cast_uop(t.uop, _float_of(t.dtype))
     return wrap(UOp(op, u.dtype, (u,)), t.device)
 
@@ -65,19 +72,19 @@ def _op(op: Ops):
 # ---- arithmetic ------------------------------------------------------------------------------
 
 def add(x1: Any, x2: Any, /) -> Tensor:
-    return _binary("add", x1, x2, lambda a, b: alu(Ops.OR if a.dtype.is_bool else Ops.ADD, a, b))
+    return _binary("add", x1, x2, lambda a, b: alu(Ops.OR if a.dtype.is_bool else Ops.ADD, a, b), "numeric")
 
 
 def subtract(x1: Any, x2: Any, /) -> Tensor:
-    return _binary("subtract", x1, x2, _op(Ops.SUB), "real_number")
+    return _binary("subtract", x1, x2, _op(Ops.SUB), "number")
 
 
 def multiply(x1: Any, x2: Any, /) -> Tensor:
-    return _binary("multiply", x1, x2, lambda a, b: alu(Ops.AND if a.dtype.is_bool else Ops.MUL, a, b))
+    return _binary("multiply", x1, x2, lambda a, b: alu(Ops.AND if a.dtype.is_bool else Ops.MUL, a, b), "numeric")
 
 
 def divide(x1: Any, x2: Any, /) -> Tensor:
-    return _binary("divide", x1, x2, _op(Ops.FDIV), to_float=True)
+    return _binary("divide", x1, x2, _op(Ops.FDIV), "numeric", to_float=True)
 
 
 def _int_floor_divide(a: UOp, b: UOp) -> UOp:
@@ -138,44 +145,69 @@ def pow(x1: Any, x2: Any, /) -> Tensor:
         if a.dtype.is_bool:
             a, b = cast_uop(a, dtypes.int8), cast_uop(b, dtypes.int8)
         return alu(Ops.POW, a, b)
-    return _binary("pow", x1, x2, build)
+    return _binary("pow", x1, x2, build, "numeric")
 
 
 def negative(x: Any, /) -> Tensor:
-    return _unary("negative", x, lambda u: alu(Ops.NEG, u), "real_number")
+    return _unary("negative", x, lambda u: alu(Ops.NEG, u), "number")
 
 
 def positive(x: Any, /) -> Tensor:
-    return _unary("positive", x, lambda u: u, "real_number")
+    return _unary("positive", x, lambda u: u, "number")
 
 
 def abs(x: Any, /) -> Tensor:
-    return _unary("abs", x, lambda u: u if u.dtype.is_bool or u.dtype.is_unsigned else alu(Ops.ABS, u))
+    """|x|; of complex values the modulus (hypot of the parts), of their component type."""
+    def build(u: UOp) -> UOp:
+        if u.dtype.is_complex:
+            return UOp(Ops.ABS, dtypes.component(u.dtype), (u,))
+        return u if u.dtype.is_bool or u.dtype.is_unsigned else alu(Ops.ABS, u)
+    return _unary("abs", x, build, "numeric")
 
 
 def square(x: Any, /) -> Tensor:
     def build(u: UOp) -> UOp:
         u = cast_uop(u, dtypes.int8) if u.dtype.is_bool else u  # NumPy squares booleans as int8
         return alu(Ops.MUL, u, u)
-    return _unary("square", x, build)
+    return _unary("square", x, build, "numeric")
 
 
 def reciprocal(x: Any, /) -> Tensor:
     """1/x; integers give NumPy's integer reciprocal (1 // x truncated, 0 for 0)."""
     def build(u: UOp) -> UOp:
-        return alu(Ops.RECIP, u) if u.dtype.is_float else alu(Ops.IDIV, const(1, u.dtype, u.shape), u)
-    return _unary("reciprocal", x, build, "real_number")
+        return alu(Ops.RECIP, u) if u.dtype.is_inexact else alu(Ops.IDIV, const(1, u.dtype, u.shape), u)
+    return _unary("reciprocal", x, build, "number")
+
+
+def _complex_sign(u: UOp) -> UOp:
+    """z/|z| (NumPy's): 0 at 0, NaN + NaN j where a part is NaN; with an infinite part, ±1 on that
+    axis (NaN + NaN j when both are infinite)."""
+    re, im = real_part(u), imag_part(u)
+    r = UOp(Ops.ABS, re.dtype, (u,))
+    nan = const(math.nan, re.dtype, u.shape)
+    unit = lambda v: alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, v), 1.0, alu(Ops.WHERE, alu(Ops.CMPLT, v, 0.0), -1.0, 0.0, dtype=v.dtype))  # noqa: E731
+    re_inf, im_inf = (alu(Ops.CMPEQ, alu(Ops.ABS, v), math.inf) for v in (re, im))
+    any_nan = alu(Ops.OR, alu(Ops.CMPNE, re, re), alu(Ops.CMPNE, im, im))
+    both_inf = alu(Ops.AND, re_inf, im_inf)
+    out_re = alu(Ops.WHERE, re_inf, unit(re), alu(Ops.WHERE, im_inf, 0.0, alu(Ops.FDIV, re, r)))
+    out_im = alu(Ops.WHERE, im_inf, unit(im), alu(Ops.WHERE, re_inf, 0.0, alu(Ops.FDIV, im, r)))
+    zero = alu(Ops.CMPEQ, r, 0.0)
+    out_re, out_im = (alu(Ops.WHERE, alu(Ops.OR, any_nan, both_inf), nan, alu(Ops.WHERE, zero, 0.0, v))
+                      for v in (out_re, out_im))
+    return make_complex(out_re, out_im)
 
 
 def sign(x: Any, /) -> Tensor:
     def build(u: UOp) -> UOp:
+        if u.dtype.is_complex:
+            return _complex_sign(u)
         if u.dtype.is_unsigned:
             return cast_uop(alu(Ops.CMPLT, 0, u), u.dtype)
         if u.dtype.is_int:
             return alu(Ops.SUB, cast_uop(alu(Ops.CMPLT, 0, u), u.dtype), cast_uop(alu(Ops.CMPLT, u, 0), u.dtype))
         zero_or_nan = alu(Ops.WHERE, alu(Ops.CMPEQ, u, u), 0.0, u)   # ±0 → +0, NaN stays
         return alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, u), 1.0, alu(Ops.WHERE, alu(Ops.CMPLT, u, 0.0), -1.0, zero_or_nan))
-    return _unary("sign", x, build, "real_number")
+    return _unary("sign", x, build, "number")
 
 
 def sqrt(x: Any, /) -> Tensor: return _float_unary("sqrt", x, Ops.SQRT)
@@ -215,10 +247,14 @@ _round_half_even = _rounding("round", Ops.RINT)
 
 
 def round(x: Any, /, decimals: int = 0) -> Tensor:
-    """Round half to even, as NumPy does; `decimals` scales by a power of ten first."""
-    if decimals == 0:
-        return _round_half_even(x)
+    """Round half to even, as NumPy does; `decimals` scales by a power of ten first. Complex values
+    round their real and imaginary parts."""
     t = as_tensor(x)
+    if t.dtype.is_complex:
+        parts = [round(wrap(p(t.uop), t.device), decimals).uop for p in (real_part, imag_part)]
+        return wrap(make_complex(*parts), t.device)
+    if decimals == 0:
+        return _round_half_even(t)
     if not t.dtype.is_float:
         return t if decimals >= 0 else multiply(round(divide(t, 10 ** -decimals)), 10 ** -decimals).astype(t.dtype)
     scale = 10.0 ** decimals
@@ -297,18 +333,39 @@ def greater_equal(x1: Any, x2: Any, /) -> Tensor:
     return _binary("greater_equal", x1, x2, lambda a, b: alu(Ops.CMPLE, b, a))
 
 
+def _by_parts(u: UOp, test, combine: Ops) -> UOp:
+    """test of a complex value's two parts, combined (a complex value is NaN if a part is...)."""
+    return alu(combine, test(real_part(u)), test(imag_part(u)))
+
+
+def _isnan(u: UOp) -> UOp:
+    if u.dtype.is_complex:
+        return _by_parts(u, _isnan, Ops.OR)
+    return alu(Ops.CMPNE, u, u) if u.dtype.is_float else _false(u)
+
+
+def _isinf(u: UOp) -> UOp:
+    if u.dtype.is_complex:
+        return _by_parts(u, _isinf, Ops.OR)
+    return alu(Ops.CMPEQ, alu(Ops.ABS, u), math.inf) if u.dtype.is_float else _false(u)
+
+
+def _isfinite(u: UOp) -> UOp:
+    if u.dtype.is_complex:
+        return _by_parts(u, _isfinite, Ops.AND)
+    return alu(Ops.CMPLT, alu(Ops.ABS, u), math.inf) if u.dtype.is_float else alu(Ops.CMPEQ, _false(u), False)
+
+
 def isnan(x: Any, /) -> Tensor:
-    return _unary("isnan", x, lambda u: alu(Ops.CMPNE, u, u) if u.dtype.is_float else _false(u), "numeric")
+    return _unary("isnan", x, _isnan, "numeric")
 
 
 def isinf(x: Any, /) -> Tensor:
-    return _unary("isinf", x, lambda u: alu(Ops.CMPEQ, alu(Ops.ABS, u), math.inf) if u.dtype.is_float else _false(u),
-                  "numeric")
+    return _unary("isinf", x, _isinf, "numeric")
 
 
 def isfinite(x: Any, /) -> Tensor:
-    return _unary("isfinite", x, lambda u: alu(Ops.CMPLT, alu(Ops.ABS, u), math.inf) if u.dtype.is_float
-                  else alu(Ops.CMPEQ, _false(u), False), "numeric")
+    return _unary("isfinite", x, _isfinite, "numeric")
 
 
 def _false(u: UOp) -> UOp:
@@ -388,18 +445,50 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
                                        expand_uop(ub, shape))), device)
 
 
-# ---- real-valued forms of the complex functions ----------------------------------------------
+# ---- complex parts ----------------------------------------------------------------------------
+
+def real_part(u: UOp) -> UOp:
+    """The real part of a complex node (GEP lane 0), of its component type."""
+    return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (0,))
+
+
+def imag_part(u: UOp) -> UOp:
+    """The imaginary part of a complex node (GEP lane 1), of its component type."""
+    return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (1,))
+
+
+def make_complex(re: UOp, im: UOp) -> UOp:
+    """The complex node of parts re and im (real nodes of one shape and float type)."""
+    return UOp(Ops.VECTORIZE, dtypes.complex_of(re.dtype), (re, im))
+
 
 def real(x: Any, /) -> Tensor:
-    return _unary("real", x, lambda u: u, "numeric")
+    """The real part (of a real array, the array)."""
+    return _unary("real", x, lambda u: real_part(u) if u.dtype.is_complex else u, "numeric")
 
 
 def imag(x: Any, /) -> Tensor:
-    return _unary("imag", x, lambda u: const(0, u.dtype, u.shape), "numeric")
+    """The imaginary part (of a real array, zeros of its dtype)."""
+    return _unary("imag", x, lambda u: imag_part(u) if u.dtype.is_complex else const(0, u.dtype, u.shape), "numeric")
 
 
 def conj(x: Any, /) -> Tensor:
-    return _unary("conj", x, lambda u: u, "numeric")
+    """The complex conjugate (of a real array, the array)."""
+    return _unary("conj", x, lambda u: make_complex(real_part(u), alu(Ops.NEG, imag_part(u))) if u.dtype.is_complex
+                  else u, "numeric")
+
+
+def angle(z: Any, /, deg: bool = False) -> Tensor:
+    """NumPy's angle: the argument atan2(imag, real) of each element, in radians (degrees)."""
+    t = as_tensor(z)
+    _check("angle", t.dtype, "numeric")
+    u = t.uop
+    if u.dtype.is_complex:
+        out = alu(Ops.ATAN2, imag_part(u), real_part(u))
+    else:
+        f = _float_of(u.dtype)
+        out = alu(Ops.ATAN2, const(0.0, f, u.shape), cast_uop(u, f))
+    return wrap(alu(Ops.MUL, out, 180.0 / math.pi) if deg else out, t.device)
 
 
 # NumPy's names
@@ -419,6 +508,6 @@ __all__ = [
     "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round", "sign", "signbit",
     "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc",
     # searching (where) and NumPy's extra names
-    "where", "exp2", "fmod", "absolute", "power", "true_divide", "mod", "arcsin", "arccos", "arctan", "arctan2",
+    "where", "exp2", "fmod", "angle", "absolute", "power", "true_divide", "mod", "arcsin", "arccos", "arctan", "arctan2",
     "arcsinh", "arccosh", "arctanh", "invert", "left_shift", "right_shift", "bitwise_not", "conjugate",
 ]

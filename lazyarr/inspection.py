@@ -5,9 +5,9 @@ Its answers describe what lazyarr does now, not what it declares:
   the data are not there yet (False); there is no limit on the number of dimensions (None).
 - `devices()`: the devices lazyarr can run kernels on; `default_device()` the one arrays go to.
 - `default_dtypes()`: float64, complex128, int64, and int64 for indexing.
-- `dtypes()`: the dtypes a device computes with. complex64/complex128 exist as dtype objects
-  (arrays of them can be made from host data and read back) but are listed only once the device's
-  renderer has a C type for them.
+- `dtypes()`: the dtypes a device computes with: all of them (complex64/complex128 are computed
+  as pairs of float32/float64, `lazyarr.compiler.complex`), less float64 and complex128 on an
+  OpenCL device without double precision.
 """
 from __future__ import annotations
 
@@ -32,11 +32,8 @@ def _device(device: Any) -> Device:
 
 
 def _computes(device: Device, d: dtypes.DType) -> bool:
-    """Whether kernels of `device` can compute with `d` (its renderer knows a type for it)."""
-    from lazyarr.compiler import render_c
-    if device.name == "cpu":
-        return d in render_c.C_TYPES
-    return True
+    """Whether kernels of `device` can compute with `d` (double precision where it is needed)."""
+    return getattr(device, "fp64", True) or dtypes.component(d) is not dtypes.float64
 
 
 class Info:

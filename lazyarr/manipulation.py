@@ -11,8 +11,8 @@ from typing import Any, Sequence
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
-from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes, normalize_axis, pad_uop,
-                           permute_uop, reshape_uop, shrink_uop)
+from lazyarr.graph import (alu, broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes, normalize_axis,
+                           pad_uop, permute_uop, reshape_uop, shrink_uop)
 from lazyarr.tensor import Tensor, as_tensor, wrap
 
 
@@ -149,13 +149,20 @@ def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
             raise ValueError(f"concat: shapes {ts[0].shape} and {t.shape} differ outside axis {ax}")
     dtype = dtypes.promote_types(*(t.dtype for t in ts))
     total = sum(t.shape[ax] for t in ts)
+    shape = tuple(total if i == ax else n for i, n in enumerate(ts[0].shape))
+    position = UOp(Ops.IOTA, dtypes.index, (), total)   # the index along the axis
     out, offset = None, 0
     for t in ts:
         pad = [(0, 0)] * ndim
         pad[ax] = (offset, total - offset - t.shape[ax])
-        offset += t.shape[ax]
         piece = pad_uop(cast_uop(t.uop, dtype), pad)
-        out = piece if out is None else UOp(Ops.OR if dtype.is_bool else Ops.ADD, dtype, (out, piece))
+        if out is None:
+            out = piece
+        else:   # from this piece's offset on, this piece (a sum of zero padding would lose -0.0's sign)
+            start = alu(Ops.CMPLE, offset, position)
+            start = expand_uop(reshape_uop(start, tuple(total if i == ax else 1 for i in range(ndim))), shape)
+            out = UOp(Ops.WHERE, dtype, (start, piece, out))
+        offset += t.shape[ax]
     return wrap(out, ts[0].device)
 
 

@@ -38,6 +38,9 @@ class OpDef:
         return None
 
     def local_gradient(self, y: UOp, i: int, adjoint: UOp) -> UOp | None:
+        if y.dtype.is_complex or y.src[i].dtype.is_complex:
+            raise TypeError(f"gradients do not flow through complex values ({y.op.name} of {y.src[i].dtype}): "
+                            f"lazyarr's autograd is for real floating-point values")
         return None if self.grad is None else self.grad(y, i, adjoint)
 
 
@@ -326,6 +329,10 @@ OP_DEFS: dict[Ops, OpDef] = {
     Ops.GATHER: Gather(),
     Ops.PARAM: Leaf(Ops.PARAM, lambda u: u.arg[1]),
     Ops.CALL_RESULT: Leaf(Ops.CALL_RESULT, lambda u: u.src[0].arg.result_shapes[u.arg]),   # no gradient
+    # complex parts (tensor level, lowered by lazyarr.compiler.complex): GEP(z, (i,)) is part i of
+    # z (0 real, 1 imaginary), VECTORIZE(re, im) the complex number of those parts
+    Ops.GEP: Passthrough(Ops.GEP, None),
+    Ops.VECTORIZE: Passthrough(Ops.VECTORIZE, None),
 }
 
 

@@ -1,7 +1,12 @@
 """Statistical functions (array API section "Statistical Functions") and the reductions they are
 built on. A reduction is one REDUCE_AXIS primitive (add, mul, max, min) over the given axes;
 reducing an axis of length 0 gives the reduction's identity (0 for sums, 1 for products) without
-a kernel, and raises ValueError for max and min, which have none."""
+a kernel, and raises ValueError for max and min, which have none.
+
+Complex arrays have sums and products (the complex product, multiplied out pair by pair: see
+`lazyarr.compiler.complex`), means (each part averaged, as the standard asks), and NumPy's
+variance and standard deviation (of |x - mean|, real); max and min raise TypeError (complex
+numbers have no order)."""
 from __future__ import annotations
 
 import builtins
@@ -60,13 +65,20 @@ def prod(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = 
     return reduce(x, Ops.MUL, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
 
+def _ordered(name: str, x: Tensor) -> None:
+    if x.dtype.is_complex:
+        raise TypeError(f"{name}: complex numbers have no order (take abs(), real() or imag() first)")
+
+
 def max(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     x = as_tensor(x)
+    _ordered("max", x)
     return reduce(x, Ops.MAX, axis, keepdims)
 
 
 def min(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     x = as_tensor(x)
+    _ordered("min", x)
     return reduce(x, Ops.MIN, axis, keepdims)
 
 
@@ -81,6 +93,11 @@ def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
     total = reduce(x, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis)
+    if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
+        from lazyarr.elementwise import imag_part, make_complex, real_part
+        u = total.uop
+        return wrap(make_complex(*(alu(Ops.FDIV, p(u), float(n) if n else math.nan) for p in (real_part, imag_part))),
+                    x.device)
     return wrap(alu(Ops.FDIV, total.uop, float(n) if n else math.nan), x.device)
 
 
@@ -92,7 +109,14 @@ def var(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bo
     xf = wrap(cast_uop(x.uop, d), x.device)
     m = mean(xf, axis=axis, keepdims=True)
     dev = xf - m
-    ss = reduce(dev * dev, Ops.ADD, axis, keepdims, d)
+    if d.is_complex:   # NumPy's: the mean of |x - mean|², real
+        from lazyarr.elementwise import imag_part, real_part
+        re, im = real_part(dev.uop), imag_part(dev.uop)
+        dev2 = wrap(alu(Ops.ADD, alu(Ops.MUL, re, re), alu(Ops.MUL, im, im)), x.device)
+        d = re.dtype
+    else:
+        dev2 = dev * dev
+    ss = reduce(dev2, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis) - correction
     return wrap(alu(Ops.FDIV, ss.uop, float(n) if n > 0 else 0.0), x.device)
 

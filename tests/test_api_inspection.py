@@ -33,9 +33,9 @@ def test_dtypes_by_kind():
     assert info.dtypes(kind="integral")["uint8"] == xp.uint8
     everything = info.dtypes()
     assert {"bool", "int64", "uint64", "float32", "float64"} <= set(everything)
-    # complex dtypes are listed only once the CPU renderer computes with them
-    from lazyarr.compiler.render_c import C_TYPES
-    assert ("complex64" in everything) == (xp.complex64 in C_TYPES)
+    # complex dtypes are computed (as pairs of their component type) on every device
+    assert {"complex64", "complex128"} <= set(everything)
+    assert set(info.dtypes(kind="complex floating")) == {"complex64", "complex128"}
     with pytest.raises(ValueError, match="unknown dtype kind"):
         info.dtypes(kind="floating")
 

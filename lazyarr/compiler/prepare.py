@@ -1,8 +1,10 @@
 """Preparing a tensor graph for rangeify (after Tolk's `Prepare` module).
 
 The graph a user builds states what to compute. Before the scheduler chooses buffers and
-rangeify indexes kernels, `prepare` brings it to a normal form, from the leaves up, with these
-rules (lazyarr's op for each of Tolk's is named):
+rangeify indexes kernels, `prepare` brings it to a normal form. First complex values are lowered
+to real ones (`lazyarr.compiler.complex`: a complex root becomes its (real, imaginary) pairs, of
+shape + (2,), which the scheduler stores into a complex buffer through its real view); then, from
+the leaves up, these rules apply (lazyarr's op for each of Tolk's is named):
 
 - DETACH (Tolk's Detach) and the NOOP marker of functional gradients (Tolk's
   Contiguous_backward plays the same role) are their source: they only matter to autograd.
@@ -42,6 +44,7 @@ run in place in steady state.
 from __future__ import annotations
 
 from lazyarr import dtypes, settings
+from lazyarr.compiler.complex import lower_complex
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite, substitute
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
 from lazyarr.compiler.rangeify import index, linear_index, push_movement
@@ -193,9 +196,20 @@ pm_prepare = PatternMatcher([
 ])
 
 
+def _all_have_float64(roots: list[UOp]) -> bool:
+    """Whether every device the graph reads or copies to computes with float64."""
+    for u in UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort():
+        device = u.arg.device if u.op is Ops.BUFFER else u.arg if u.op is Ops.COPY else None
+        if device is not None and not getattr(device, "fp64", True):
+            return False
+    return True
+
+
 def prepare(roots: list[UOp]) -> list[UOp]:
-    """The roots in prepared form: the rules above from the leaves up to a fixed point, then each
-    reduction split at most once (a split's first half is not split again)."""
+    """The roots in prepared form: complex values lowered, then the rules above from the leaves up
+    to a fixed point, then each reduction split at most once (a split's first half is not split
+    again). A complex root's prepared form is real, of its shape + (2,)."""
+    roots = lower_complex(roots, wide=_all_have_float64)
     sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, tuple(roots)), pm_prepare)
     splits = {u: s for u in sink.toposort() if u.op is Ops.REDUCE_AXIS and (s := split_reduceop(u)) is not None}
     return list(substitute(sink, splits).src)

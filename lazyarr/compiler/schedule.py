@@ -30,7 +30,7 @@ from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp, _arg_key, node_exists
 from lazyarr.dtypes import DType
-from lazyarr.runtime.device import Buffer, Device, get_device
+from lazyarr.runtime.device import Buffer, Device, RealView, get_device
 
 # computed node → the view of the buffer holding its value
 realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
@@ -161,7 +161,8 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
     new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
 
     def buf(ref: tuple[str, int]) -> Buffer:
-        return inputs[ref[1]] if ref[0] == "in" else new[ref[1]]
+        b = inputs[ref[1]] if ref[0].startswith("in") else new[ref[1]]
+        return b.real_view() if ref[0].endswith("~") else b
     items = [(ScheduleItem if isinstance(ast, UOp) else CopyItem if ast is None else CallItem)(ast, [buf(r) for r in refs], device)
              for ast, refs, device in entry.kernels]
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
@@ -175,13 +176,17 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
 
     def ref(b: Buffer) -> tuple[str, int]:
         if id(b) not in refs:
+            if isinstance(b, RealView):   # a complex buffer's real view: "in~"/"new~" of the complex buffer
+                kind, j = ref(b.parent)
+                return (kind + "~", j)
             refs[id(b)] = ("new", len(new))
             new.append((b.size, b.dtype, b.device))
         return refs[id(b)]
     kernels = tuple((it.ast, tuple(ref(b) for b in it.buffers), it.device) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
-    points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items() if p in position)
+    points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
+                   if p in position and ref(view_buffer(v))[0] == "new")
     return CachedSchedule(tuple(new), kernels, outs, points)
 
 
@@ -207,16 +212,23 @@ def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
 
 
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
+    dtypes_out = [r.dtype for r in roots]
     roots = prepare(roots)
     device_of = {r: d for r, (_, d) in zip(roots, outputs)}
-    extra: set[UOp] = set()
+    # complex roots are real pairs after prepare: their buffers are complex, written through their
+    # real views; pairs that view real storage (x.view(complex64)) are copied into one
+    complex_roots = {r: d for r, d in zip(roots, dtypes_out) if d.is_complex}
+    extra: set[UOp] = {r for r in complex_roots if is_buffer_view(r) and not isinstance(view_buffer(r), RealView)}
     while True:   # each round gives the redundant reductions found by rangeify buffers of their own
         points = find_realize_points(roots, extra)
         views: dict[UOp, UOp] = {}
         buffers: dict[UOp, Buffer] = {}
         for p in points:
             device = device_of.get(p) or _graph_device(p) or outputs[0][1]
-            buffers[p] = Buffer(device, p.size, p.dtype)
+            if p in complex_roots:
+                buffers[p] = Buffer(device, p.size // 2, complex_roots[p]).real_view()
+            else:
+                buffers[p] = Buffer(device, p.size, p.dtype)
             views[p] = buffer_view(buffers[p], p.shape)
         items: list[ScheduleItem] = []
         replaced: dict[UOp, UOp] = {}
@@ -248,7 +260,10 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
         # the reductions were found in graphs with the points replaced: map them back
         back = {new: old for old, new in replaced.items()}
         extra |= {back.get(r, r) for r in found}
-    out_views = {orig: views.get(r, r) for (orig, _), r in zip(outputs, roots)}
+    out_views = {}
+    for (orig, _), r, d in zip(outputs, roots, dtypes_out):
+        v = views.get(r, r)
+        out_views[orig] = buffer_view(view_buffer(v).parent, orig.shape) if d.is_complex else v
     return Schedule(items, out_views, views)
 
 
@@ -363,8 +378,14 @@ def inplace_args(ast: UOp) -> tuple[int, ...]:
 
 
 def buffer_readable(b: Buffer) -> bool:
-    """Whether any graph can still read buffer b (its BUFFER node is alive)."""
-    return node_exists(Ops.BUFFER, b.dtype, (), b)
+    """Whether any graph can still read buffer b (its BUFFER node is alive, or that of the complex
+    buffer it is the real view of, or that of its real view)."""
+    if node_exists(Ops.BUFFER, b.dtype, (), b):
+        return True
+    if isinstance(b, RealView):
+        return node_exists(Ops.BUFFER, b.parent.dtype, (), b.parent)
+    view = b._real() if b._real is not None else None
+    return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
 
 
 def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp], list[ScheduleItem]]:

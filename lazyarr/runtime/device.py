@@ -6,10 +6,14 @@ launched. `get_device(name)` returns the one Device object for a name ("cpu", "o
 "opencl:1"); users see these objects as `Tensor.device`.
 
 A `Buffer` is a run of `size` elements of one dtype on one device. It is allocated on first use,
-so that building a schedule costs no memory.
+so that building a schedule costs no memory. A complex buffer of n elements also has a real view
+(`real_view()`): a Buffer of 2n elements of the component type (float32 for complex64) over the
+same storage, NumPy's layout of interleaved (real, imaginary) pairs. Kernels, which compute with
+real types only, read and write complex values through it (`lazyarr.compiler.complex`).
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -65,7 +69,7 @@ class Device:
 
 class Buffer:
     """`size` elements of `dtype` on `device`, allocated when first needed."""
-    __slots__ = ("device", "size", "dtype", "storage", "base", "owns", "__weakref__")
+    __slots__ = ("device", "size", "dtype", "storage", "base", "owns", "_real", "__weakref__")
 
     def __init__(self, device: Device, size: int, dtype: DType, storage: Any = None, base: Any = None):
         # base: memory this buffer wraps but does not own (given storage, e.g. asarray(copy=False)):
@@ -74,6 +78,7 @@ class Buffer:
         self.device, self.size, self.dtype, self.storage = device, size, dtype, storage
         self.base = storage if base is None else base
         self.owns = False
+        self._real = None
 
     def __del__(self) -> None:
         if self.owns and self.storage is not None:
@@ -106,9 +111,51 @@ class Buffer:
         self.ensure_allocated()
         return self.device.to_numpy(self.storage, self.size, self.dtype)
 
+    def real_view(self) -> RealView:
+        """This complex buffer as 2·size elements of its component type, over the same storage
+        (one object per buffer, so that the executor follows its uses)."""
+        assert self.dtype.is_complex, self.dtype
+        view = self._real() if self._real is not None else None
+        if view is None:   # held weakly: the view holds this buffer, and a cycle would delay freeing
+            view = RealView(self)
+            self._real = weakref.ref(view)
+        return view
+
     def copyin(self, data: np.ndarray) -> Buffer:
         self.ensure_allocated()
         self.device.copyin(self.storage, np.ascontiguousarray(data, dtype=self.dtype.np).reshape(-1))
+        return self
+
+
+class RealView(Buffer):
+    """A complex buffer's storage read as (real, imaginary) pairs of its component type. The
+    storage, its ownership and its base are the complex buffer's: allocating the view allocates
+    the complex buffer, and handing storage to the view (in-place reuse) hands it to the complex
+    buffer."""
+    __slots__ = ("parent",)
+
+    def __init__(self, parent: Buffer):
+        from lazyarr.dtypes import component
+        self.parent, self.device, self.size, self.dtype = parent, parent.device, 2 * parent.size, component(parent.dtype)
+        self._real = None
+
+    def __del__(self) -> None:
+        pass   # the complex buffer owns the storage
+
+    def __repr__(self) -> str:
+        return f"<RealView {self.dtype}[{self.size}] of {self.parent!r}>"
+
+    storage = property(lambda self: self.parent.storage, lambda self, v: setattr(self.parent, "storage", v))
+    owns = property(lambda self: self.parent.owns, lambda self, v: setattr(self.parent, "owns", v))
+    base = property(lambda self: self.parent.base, lambda self, v: setattr(self.parent, "base", v))
+
+    def ensure_allocated(self) -> Buffer:
+        self.parent.ensure_allocated()
+        return self
+
+    def copyin(self, data: np.ndarray) -> Buffer:
+        pairs = np.ascontiguousarray(data, dtype=self.dtype.np).reshape(-1)
+        self.parent.copyin(pairs.view(self.parent.dtype.np))
         return self
 
 
