@@ -134,7 +134,7 @@ def hard_points32(op: Ops, n: int, seed: int = 2) -> np.ndarray:
         parts = [near, -near, big, consecutive(0.7, n // 8), consecutive(2.0 ** -13, n // 16)]
     elif op in (Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.TANH):
         hi = {Ops.EXP: 88.72, Ops.EXPM1: 88.72, Ops.EXP2: 127.99, Ops.TANH: 9.0}[op]
-        lo = {Ops.EXP: -103.98, Ops.EXPM1: -17.4, Ops.EXP2: -150.01, Ops.TANH: 0.549}[op]
+        lo = {Ops.EXP: -103.9, Ops.EXPM1: -17.3, Ops.EXP2: -149.5, Ops.TANH: 0.549}[op]   # crossing to 0 or -1
         parts = [consecutive(hi, n // 16), -consecutive(-lo, n // 16), rng.uniform(lo, hi, n // 4),
                  consecutive(-0.35, n // 8), consecutive(2.0 ** -26, n // 8), -consecutive(2.0 ** -26, n // 8)]
         if op is Ops.EXP:
