@@ -127,6 +127,51 @@ def test_epilogue_runs_in_a_loop_nest_of_its_own_after_the_reduction():
     np.testing.assert_allclose(got, np.tanh(a @ b), rtol=1e-5, atol=1e-5)
 
 
+def softmax(x):
+    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+    return e / xp.sum(e, axis=1, keepdims=True)
+
+
+def np_softmax(a):
+    e = np.exp(a - a.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def test_share_computes_a_summed_value_once_and_reads_it_back():
+    a = RNG.standard_normal((65, 129)).astype(np.float32)
+    t = softmax(xp.asarray(a))
+    ops = ops_after(t, [Opt("share", 0, 0)])
+    assert sum(u.op is Ops.EXP for u in ops) == 1
+    assert any(u.op is Ops.AFTER and u.src[0].op is Ops.DEFINE_GLOBAL for u in ops)
+    for opts in ([Opt("share", 0, 0)], None):
+        got, _ = run_with(softmax(xp.asarray(a)), opts)
+        np.testing.assert_allclose(got, np_softmax(a), rtol=1e-5, atol=1e-7)
+
+
+def test_output_axes_of_a_shared_kernel_take_no_actions():
+    a = RNG.standard_normal((64, 128)).astype(np.float32)
+    with pytest.raises(ValueError, match="output axes"):
+        ops_after(softmax(xp.asarray(a)), [Opt("share", 0, 0), Opt("upcast", 0, 2)])
+
+
+def test_no_epilogue_or_share_when_the_output_may_take_an_inputs_storage(monkeypatch):
+    """An input read only where the output is written may lend the output its storage
+    (executor): a kernel must not write the output before it has read that input."""
+    a, b = mats(64, 64, 64)
+    c = RNG.standard_normal((64, 64)).astype(np.float32)
+    k = analyse(simplify(kernel_of(xp.tanh(xp.asarray(a) @ xp.asarray(b) + xp.asarray(c))).ast))
+    assert not any(o.action == "epilogue" for o in heuristic(k, CPU))
+    k = analyse(simplify(kernel_of(softmax(xp.asarray(a)) * xp.asarray(c)).ast))
+    assert not any(o.action == "share" for o in heuristic(k, CPU))
+    monkeypatch.setattr(xp.settings, "tiered", False)       # optimised kernels from the first run
+    for make, want in ((lambda C: xp.tanh(xp.asarray(a) @ xp.asarray(b) + C), np.tanh(a @ b + c)),
+                       (lambda C: softmax(xp.asarray(a)) * C, np_softmax(a) * c)):
+        C = (xp.asarray(c) * 1.0).realize()                 # a buffer nothing else reads
+        out = make(C)
+        del C
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
 # ---- parts -----------------------------------------------------------------------------------
 
 def test_parts_take_every_action_then_fewer():

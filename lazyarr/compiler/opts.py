@@ -17,6 +17,14 @@ axis by that position:
 - TILE(axis, b): cache blocking: the axis runs in blocks of b (a multiple of its UPCAST·VECTOR
   amount), and the loop over blocks moves outside every other output loop, so that the data
   one block reads stays in cache while the other loops sweep over it.
+- EPILOGUE: a kernel that stores f(REDUCE) where f has ops the renderer lacks on vectors
+  (matmul then tanh) stores the REDUCE's value first, from its register tile, and applies f in a
+  loop nest of its own that reads it back (gcc vectorises that loop).
+- SHARE: a kernel whose store computes e(i) and sums e(j) along a reduced axis of the same
+  length (softmax: exp(x - max)) computes e once: a loop inside the outer output loops stores
+  e(j) into the output, and the sum and the store read it back.
+EPILOGUE and SHARE write the output before the kernel is done reading its inputs, so neither is
+applied when an input could lend the output its storage (`may_share_output`).
 The outermost output loop is the one the renderer splits across threads (`#pragma omp parallel
 for`, `settings.threads`), when the kernel does enough work.
 
@@ -51,7 +59,7 @@ REDUCE_OPS_ON_VECTORS = frozenset({Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN})
 
 @dataclass(frozen=True)
 class Opt:
-    action: str    # "vector", "upcast" (on a reduction axis: unroll), "tile" or "epilogue"
+    action: str    # "vector", "upcast" (on a reduction axis: unroll), "tile", "epilogue" or "share"
     axis: int
     amount: int
 
@@ -80,6 +88,7 @@ class Kernel:
     out_ranges: list[UOp]
     reduce_ranges: list[UOp]
     reduces: list[UOp]
+    inner_loops: list[UOp] = field(default_factory=list)   # loops of stores inside the value (SHARE)
 
     @property
     def axes(self) -> list[UOp]:
@@ -108,9 +117,10 @@ def analyse(sink: UOp) -> Kernel | None:
         return None
     reduces = [u for u in nodes if u.op is Ops.REDUCE]
     reduce_ranges = list(dict.fromkeys(r for red in reduces for r in red.src[1:]))
-    if set(ranges) != set(out_ranges) | set(reduce_ranges):
+    inner = [r for u in nodes if u.op is Ops.END and u is not root for r in u.src[1:]]
+    if set(ranges) != set(out_ranges) | set(reduce_ranges) | set(inner):
         return None
-    return Kernel(sink, store, out_ranges, reduce_ranges, reduces)
+    return Kernel(sink, store, out_ranges, reduce_ranges, reduces, inner)
 
 
 def stride(expr: UOp, r: UOp) -> int | None:
@@ -198,6 +208,9 @@ class Builder:
         for u in value.toposort():
             if u in mapping:
                 done[u] = mapping[u]
+                continue
+            if u.op is Ops.RANGE and u in self.kernel.inner_loops:   # each nest has loops of its own
+                done[u] = self.new_range(u.src[0].arg)
                 continue
             src = tuple(done[s] for s in u.src)
             if u.op is not Ops.REDUCE:
@@ -322,7 +335,8 @@ class Expander:
         if u.dtype.is_float and not (ix.src[-1].ranges & self.special) and ix.src[-1].is_const(True):
             base = self.contiguous_base(ix.src[1], env, lane)
             if base is not None:
-                return UOp(Ops.LOAD, u.dtype.vec(self.lanes[lane]), (ix.replace(src=(ix.src[0], base, ix.src[-1])),))
+                pointer = self.ex(ix.src[0], env)   # a buffer, or a buffer after a loop that stored into it
+                return UOp(Ops.LOAD, u.dtype.vec(self.lanes[lane]), (ix.replace(src=(pointer, base, ix.src[-1])),))
         return self.per_lane(u, env, lane)
 
     def store(self, st: UOp, env: dict, lane: UOp | None) -> UOp:
@@ -334,7 +348,7 @@ class Expander:
         if base is not None and value.dtype.is_float:
             v = self.ex(value, env)
             v = v if v.dtype.count > 1 else broadcast(v, w)
-            return st.replace(src=(ix.replace(src=(ix.src[0], base, ix.src[-1])), v))
+            return st.replace(src=(ix.replace(src=(self.ex(ix.src[0], env), base, ix.src[-1])), v))
         return group([self.ex(st, {**env, lane: i}) for i in range(w)])
 
     def reduce(self, red: UOp, env: dict) -> UOp:
@@ -363,11 +377,27 @@ def group(stores: list[UOp]) -> UOp:
     return flat[0] if len(flat) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(flat))
 
 
+def may_share_output(k: Kernel) -> bool:
+    """Whether some input is read only where the output is written, so that the executor may give
+    the output that input's storage (`schedule.inplace_args`): a kernel that writes the output
+    before it has read all of that input must not be built then."""
+    store_idx = k.store.src[0].src[1]
+    reads: dict[int, set] = {}
+    for u in k.sink.toposort():
+        if u.op is Ops.LOAD and u.src[0].src[0].op is Ops.DEFINE_GLOBAL:
+            ix = u.src[0]
+            reads.setdefault(ix.src[0].arg, set()).add((ix.src[1], ix.src[-1].is_const(True)))
+    return any(arg != 0 and r == {(store_idx, True)} for arg, r in reads.items())
+
+
 def split_epilogue(k: Kernel) -> tuple[UOp, Callable[[UOp], UOp]] | None:
     """For a kernel that stores f(REDUCE) into an output of the REDUCE's dtype: the kernel storing
     the REDUCE itself, and a function that, given that kernel optimised, returns the whole
     kernel: it, then a loop nest over the output that reads each stored value back and stores f
-    of it. None for other kernels."""
+    of it. None for other kernels, and for kernels whose output may take an input's storage
+    (f would read that input after the REDUCE overwrote it)."""
+    if may_share_output(k):
+        return None
     ix, value = k.store.src
     red = [u for u in value.toposort() if u.op is Ops.REDUCE]
     if len(red) != 1 or red[0] is value or red[0].dtype is not value.dtype or red[0].ranges != frozenset(k.out_ranges):
@@ -383,11 +413,58 @@ def split_epilogue(k: Kernel) -> tuple[UOp, Callable[[UOp], UOp]] | None:
     return first, whole
 
 
+EXPENSIVE = frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS,
+                       Ops.TAN, Ops.TANH, Ops.POW, Ops.SINH, Ops.COSH, Ops.ERF, Ops.ATAN, Ops.ASIN, Ops.ACOS})
+
+
+def share_reduced_value(k: Kernel) -> UOp | None:
+    """SHARE: a kernel whose store computes e(i) at the innermost output index i and sums
+    e(j) over a reduction range j of the same length (softmax: exp(x - max) in the sum and
+    in the quotient) computes e once: a loop inside the outer output loops stores e(j) into the
+    output, the sum reads it back, and the store reads e(i) back too. The kernel graph with
+    that loop (an END inside the value), or None when there is no such value, when e is
+    cheap (no transcendental function), or when the output may take an input's storage."""
+    if not k.out_ranges or may_share_output(k) or k.inner_loops:
+        return None
+    ix, value = k.store.src
+    last = k.out_ranges[-1]
+    nodes = set(value.toposort())
+    for red in k.reduces:
+        if red.arg is not Ops.ADD or len(red.src) != 2 or last in red.ranges or red.dtype is not value.dtype:
+            continue
+        r = red.src[1]
+        if r.src[0].arg != last.src[0].arg:
+            continue
+        shared = substitute(red.src[0], {r: last})
+        if shared not in nodes or not any(u.op in EXPENSIVE for u in shared.toposort()):
+            continue
+        number = max(x.arg for x in k.axes) + 1
+        loop = r.replace(arg=number)
+        first = UOp(Ops.END, dtypes.void, (k.store.replace(src=(ix.replace(src=(ix.src[0], substitute(ix.src[1], {last: loop}),
+                                                                                  ix.src[-1])),
+                                                                  substitute(shared, {last: loop}))), loop))
+        stored = UOp(Ops.AFTER, ix.src[0].dtype, (ix.src[0], first))
+
+        def read(at: UOp) -> UOp:
+            return UOp(Ops.LOAD, value.dtype, (ix.replace(src=(stored, substitute(ix.src[1], {last: at}), ix.src[-1])),))
+        new_value = substitute(value, {red: red.replace(src=(read(r), r)), shared: read(last)})
+        return UOp(Ops.SINK, dtypes.void, (k.sink.src[0].replace(src=(k.store.replace(src=(ix, new_value)),
+                                                                      *k.sink.src[0].src[1:])),))
+    return None
+
+
 def apply_opts(sink: UOp, opts: list[Opt], target: OptTarget = OptTarget()) -> UOp:
     """The kernel with `opts` applied (see the module docstring)."""
     k = analyse(sink)
     if k is None or not opts:
         return sink
+    if any(o.action == "share" for o in opts):
+        shared = share_reduced_value(k)
+        if shared is None:
+            raise ValueError("SHARE needs a kernel whose store recomputes a value that a sum reduces")
+        return apply_opts(shared, [o for o in opts if o.action != "share"], target)
+    if k.inner_loops and any(not k.is_reduce(o.axis) for o in opts):
+        raise ValueError("output axes of a kernel with loops of stores inside (SHARE) take no actions")
     if any(o.action == "epilogue" for o in opts):
         split = split_epilogue(k)
         if split is None:
@@ -413,7 +490,7 @@ def apply_opts(sink: UOp, opts: list[Opt], target: OptTarget = OptTarget()) -> U
     for r, p in plans.items():
         if p.tile and p.tile % (p.vector * p.upcast):
             raise ValueError(f"a tile of {p.tile} is not a multiple of the {p.vector * p.upcast} values unrolled")
-    builder = Builder(k, plans, tile_order, max(r.arg for r in k.axes) + 1)
+    builder = Builder(k, plans, tile_order, max(r.arg for r in k.axes + k.inner_loops) + 1)
     nests = builder.nests()
     ex = Expander(builder.unroll, builder.lanes, target.vector_ops)
     roots = []
@@ -479,6 +556,10 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
       sums, products, maxima and minima); other kernels get no actions."""
     if not k.reduces:
         return []
+    if not k.inner_loops:
+        shared = share_reduced_value(k)
+        if shared is not None:
+            return [Opt("share", 0, 0)] + heuristic(analyse(shared), target)
     opts: list[Opt] = []
     bodies = [red.src[0] for red in k.reduces]
     loads = [ld for b in bodies for ld in _loads(b)]
@@ -489,7 +570,7 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
     w = target.vector_bytes // out_dtype.itemsize
     root = k.store
     # vectorise an output axis
-    for axis in reversed(range(len(k.out_ranges))):
+    for axis in reversed(range(0 if k.inner_loops else len(k.out_ranges))):
         r = k.out_ranges[axis]
         if k.size(axis) < w or stride(store_idx, r) != 1 or not any(stride(ld.src[0].src[1], r) == 1 for ld in loads):
             continue
@@ -525,19 +606,23 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
             if 0 < fit and fit * 2 <= k.size(axis) and k.size(axis) // fit >= target.threads:
                 opts.append(Opt("tile", axis, fit))
         return opts
-    # vectorise the innermost reduced axis of a reduction
+    # vectorise the innermost reduced axis of each reduction that steps through memory along it
+    chosen: list[UOp] = []
     for red in sorted(k.reduces, key=lambda x: -math.prod(r.src[0].arg for r in x.src[1:])):
         r = red.src[-1]
         axis = k.axes.index(r)
         body_loads = _loads(red.src[0])
         steps = [stride(ld.src[0].src[1], r) for ld in body_loads]
-        if red.arg not in REDUCE_OPS_ON_VECTORS or not red.dtype.is_float or k.size(axis) < w or \
+        if red.arg not in REDUCE_OPS_ON_VECTORS or not red.dtype.is_float or k.size(axis) < w or r in chosen or \
                 any(s not in (0, 1) for s in steps) or 1 not in steps or not vectorizable(red.src[0], r, target):
             continue
+        chosen.append(r)
         opts.append(Opt("vector", axis, w))
         unroll = _largest_divisor(k.size(axis) // w, (4, 2)) if k.size(axis) >= 4 * w else 1
         if unroll > 1:
             opts.append(Opt("upcast", axis, unroll))
+        if len(chosen) > 1 or k.inner_loops:
+            continue
         reuse = [a for a, i in enumerate(k.out_ranges) if k.size(a) > 1 and
                  any(i not in ld.ranges for ld in body_loads) and any(i in ld.ranges for ld in body_loads)]
         budget = 16 // unroll
@@ -546,7 +631,8 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
             if n > 1:
                 opts.append(Opt("upcast", a, n))
                 budget //= n
-        return opts
+    if len(chosen) > 1:   # the reuse upcasts only go with a single vectorised reduction
+        opts = [o for o in opts if o.action != "upcast" or k.is_reduce(o.axis)]
     return opts
 
 
