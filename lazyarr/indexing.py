@@ -6,8 +6,8 @@ the step's magnitude k is more than 1, a pad to a multiple of k, a reshape to (c
 shrink to the first column. An integer is a shrink to one element and a reshape that drops the
 axis; `None` is a reshape that adds one. Nothing is computed; the result is a view of x's graph.
 
-Arrays as indices (integer arrays, boolean masks) are not supported yet in reads: they raise
-IndexError saying so.
+Integer arrays as indices are gathers (`lazyarr.gathering`); boolean masks are not supported
+yet in reads (they raise IndexError saying so).
 
 Assignment (`x[key] = value`, `setitem`) is lazy too: the value is broadcast to the view's shape,
 moved into x's positions by the inverse movement ops (a reshape that restores dropped axes, pads
@@ -60,6 +60,9 @@ def normalize_key(key: Any, ndim: int) -> list[Any]:
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
+    from lazyarr.gathering import getitem_with_arrays, is_index_array
+    if any(is_index_array(k) for k in (key if isinstance(key, tuple) else (key,))):
+        return getitem_with_arrays(x, list(key) if isinstance(key, tuple) else [key])
     entries = normalize_key(key, x.ndim)
     shape = x.shape
     bounds, flips, steps, out_shape = [], [], [], []

@@ -1,0 +1,149 @@
+"""Indexing by arrays of integers (array API "Indexing Functions" and NumPy's integer-array
+indexing), on the GATHER primitive: the value at each output position is x at the positions the
+index arrays hold there. The gather stays lazy and fuses with the work around it; its gradient is
+a scatter-add (see `lazyarr.ops`).
+
+The index arrays are realized when the gather is built, to check every index against the axis'
+length (IndexError naming the index and the axis, as NumPy does); negative indices count from
+the end. `x[...]` with integer arrays follows NumPy's rules: the arrays (and integers among them)
+broadcast together; their result axes go where the first of them was when they are adjacent,
+first otherwise; slices and None act on the other axes as in basic indexing.
+
+Boolean masks in reads (`x[mask]`) are not supported yet: the result's length depends on the
+mask's data and needs a scan lazyarr does not have; they raise IndexError saying so.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.graph import alu, broadcast_shapes, cast_uop, expand_uop, gather_uop, normalize_axis, reshape_uop
+from lazyarr.tensor import Tensor, as_tensor, wrap
+
+
+def is_index_array(k: Any) -> bool:
+    """Whether a key entry is an array of indices (not a basic index)."""
+    if isinstance(k, Tensor):
+        return k.ndim > 0 or k.dtype.is_bool
+    return isinstance(k, (list, np.ndarray)) or (isinstance(k, (bool, np.bool_)))
+
+
+def _checked_indices(idx: Any, n: int, axis: int, device: Any) -> UOp:
+    """An integer index array as an int64 node with negative indices wrapped, after checking that
+    every index lies in [-n, n)."""
+    t = as_tensor(idx, device)
+    if t.dtype.is_bool:
+        raise IndexError("boolean arrays as indices in reads are not supported yet (their result's length "
+                         "depends on the data)")
+    if not t.dtype.is_int:
+        raise IndexError(f"arrays used as indices must be of integer type, not {t.dtype}")
+    if t.device is not device:
+        raise ValueError(f"indices are on {t.device.name}, the array on {device.name}")
+    values = np.asarray(t)
+    if values.size:
+        lo, hi = int(values.min()), int(values.max())
+        bad = lo if lo < -n else hi if hi >= n else None
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    u = cast_uop(t.uop, dtypes.int64)
+    if values.size and int(values.min()) < 0:
+        u = alu(Ops.WHERE, alu(Ops.CMPLT, u, 0), alu(Ops.ADD, u, n), u)
+    return u
+
+
+def _positions(n: int, out_shape: tuple[int, ...], axis: int) -> UOp:
+    """0, 1, ..., n-1 along output axis `axis`, broadcast to the output's shape."""
+    shape = tuple(n if a == axis else 1 for a in range(len(out_shape)))
+    return expand_uop(reshape_uop(UOp(Ops.IOTA, dtypes.index, (), n), shape), out_shape)
+
+
+def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
+    """x's elements at `indices` (1-D, integer) along `axis` (x must be 1-D when axis is None)."""
+    x = as_tensor(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis is required for an array of {x.ndim} dimensions")
+        axis = 0
+    ax = normalize_axis(axis, x.ndim)
+    idx = _checked_indices(indices, x.shape[ax], ax, x.device)
+    if len(idx.shape) != 1:
+        raise ValueError(f"take: indices must be 1-D, got shape {idx.shape}")
+    out_shape = x.shape[:ax] + idx.shape + x.shape[ax + 1:]
+    src = [expand_uop(reshape_uop(idx, tuple(m if a == ax else 1 for a, m in enumerate(out_shape))), out_shape)
+           if a == ax else cast_uop(_positions(n, out_shape, a), dtypes.int64) for a, n in enumerate(out_shape)]
+    return wrap(gather_uop(x.uop, src), x.device)
+
+
+def take_along_axis(x: Tensor, indices: Any, /, *, axis: int = -1) -> Tensor:
+    """x's elements at `indices` along `axis`, indices of x's shape but for that axis (broadcast)."""
+    x = as_tensor(x)
+    ax = normalize_axis(axis, x.ndim)
+    t = as_tensor(indices, x.device)
+    if t.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices have {t.ndim} dimensions, the array {x.ndim}")
+    idx = _checked_indices(t, x.shape[ax], ax, x.device)
+    out_shape = broadcast_shapes(tuple(1 if a == ax else n for a, n in enumerate(x.shape)), idx.shape)
+    out_shape = tuple(idx.shape[a] if a == ax else n for a, n in enumerate(out_shape))
+    src = [expand_uop(idx, out_shape) if a == ax else cast_uop(_positions(out_shape[a], out_shape, a), dtypes.int64)
+           for a in range(x.ndim)]
+    base = expand_uop(x.uop, tuple(out_shape[a] if a != ax else x.shape[ax] for a in range(x.ndim)))
+    return wrap(gather_uop(base, src), x.device)
+
+
+def getitem_with_arrays(x: Tensor, key: list[Any]) -> Tensor:
+    """x[key] where some entries are integer arrays (NumPy's advanced indexing)."""
+    from lazyarr.indexing import getitem
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {used} were indexed")
+    ellipsis = [i for i, k in enumerate(key) if k is Ellipsis]
+    if ellipsis:
+        i = ellipsis[0]
+        key = key[:i] + [slice(None)] * (x.ndim - used) + key[i + 1:]
+    else:
+        key = key + [slice(None)] * (x.ndim - used)
+    advanced = [i for i, k in enumerate(key) if is_index_array(k) or (k is not None and not isinstance(k, slice))]
+    # basic indexing first, keeping the advanced axes whole; then where each axis of the result is
+    basic = [slice(None) if i in advanced else k for i, k in enumerate(key)]
+    y = getitem(x, tuple(basic))
+    dims, d = [], 0   # the axis of y each key entry (but None) refers to
+    for k in basic:
+        if k is None:
+            d += 1
+            continue
+        dims.append(d)
+        d += 1
+    entry_axis = {}
+    j = 0
+    for i, k in enumerate(key):
+        if k is None:
+            continue
+        entry_axis[i] = j
+        j += 1
+    adv_dims = [dims[entry_axis[i]] for i in advanced]
+    idx = [_checked_indices(operator.index(key[i]) if not is_index_array(key[i]) else key[i],
+                            x.shape[entry_axis[i]], entry_axis[i], x.device) for i in advanced]
+    b_shape = broadcast_shapes(*(u.shape for u in idx))
+    adjacent = adv_dims == list(range(adv_dims[0], adv_dims[0] + len(adv_dims)))
+    rest = [a for a in range(y.ndim) if a not in adv_dims]
+    insert_at = sum(1 for a in rest if a < adv_dims[0]) if adjacent else 0
+    out_shape = tuple(y.shape[a] for a in rest[:insert_at]) + b_shape + tuple(y.shape[a] for a in rest[insert_at:])
+    nb = len(b_shape)
+    src = []
+    for a in range(y.ndim):
+        if a in adv_dims:
+            u = idx[adv_dims.index(a)]
+            padded = (1,) * (nb - len(u.shape)) + u.shape   # broadcast against the other index arrays
+            u = reshape_uop(u, (1,) * insert_at + padded + (1,) * (len(out_shape) - insert_at - nb))
+            src.append(expand_uop(u, out_shape))
+        else:
+            pos = rest.index(a)
+            out_axis = pos if pos < insert_at else pos + nb
+            src.append(cast_uop(_positions(y.shape[a], out_shape, out_axis), dtypes.int64))
+    return wrap(gather_uop(y.uop, src), x.device)

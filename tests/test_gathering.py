@@ -1,0 +1,74 @@
+"""Integer-array indexing, take and take_along_axis (gathers) against NumPy, and their gradients."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import lazyarr as xp
+from tests.helpers import assert_close
+from tests.test_autograd import check_gradient
+
+
+@given(data=st.data())
+def test_integer_array_indexing_matches_numpy(data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    a = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    key = []
+    for n in shape:
+        if data.draw(st.booleans()):
+            key.append(None)   # a new axis, besides the entries for x's axes
+        kind = data.draw(st.sampled_from(["array", "slice", "int"]))
+        if kind == "array":
+            key.append(np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3))))
+        elif kind == "slice":
+            key.append(slice(data.draw(st.integers(0, n)), None, data.draw(st.sampled_from([1, 2, -1]))))
+        else:
+            key.append(data.draw(st.integers(-n, n - 1)))
+    if not any(isinstance(k, np.ndarray) for k in key):
+        key[key.index(None) + 1 if key[0] is None else 0] = np.array([0])
+    sizes = {k.shape for k in key if isinstance(k, np.ndarray)}
+    if len(sizes) > 1:   # make the arrays broadcastable
+        key = [k[:1] if isinstance(k, np.ndarray) else k for k in key]
+    key = tuple(key)
+    assert_close(xp.asarray(a)[key], a[key])
+
+
+def test_broadcast_index_arrays_and_their_placement():
+    a = np.arange(60).reshape(3, 4, 5)
+    for key in [(np.array([[0], [2]]), np.array([1, 3])), (slice(None), [1, 2], [3, 3]), ([0, 2], slice(None), [4, 0]),
+                (1, [0, 2], slice(1, 4)), (Ellipsis, [0, -1]), (None, [1], 2)]:
+        assert_close(xp.asarray(a)[key], a[key])
+
+
+def test_take_and_take_along_axis():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    assert_close(xp.take(xp.asarray(a), xp.asarray([2, 0, 2]), axis=1), np.take(a, [2, 0, 2], axis=1))
+    assert_close(xp.take(xp.asarray(a[0, 0]), xp.asarray([-1, 0])), np.take(a[0, 0], [-1, 0]))
+    order = np.argsort(-a, axis=2)
+    assert_close(xp.take_along_axis(xp.asarray(a), xp.asarray(order), axis=2), np.take_along_axis(a, order, axis=2))
+    rows = np.argsort(-a, axis=1)[:, :1]
+    assert_close(xp.take_along_axis(xp.asarray(a), xp.asarray(rows), axis=1), np.take_along_axis(a, rows, axis=1))
+
+
+def test_gather_errors():
+    t = xp.ones((3, 4))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        t[[0, 3]]
+    with pytest.raises(IndexError, match="out of bounds for axis 1"):
+        t[:, [-5]]
+    with pytest.raises(IndexError, match="integer"):
+        t[xp.asarray([0.5])]
+    with pytest.raises(IndexError, match="boolean"):
+        t[xp.asarray([True, False, True])]
+    with pytest.raises(ValueError):
+        xp.take(t, xp.asarray([0]))
+
+
+def test_gathers_fuse_and_differentiate():
+    x = np.linspace(-1, 1, 12).reshape(3, 4)
+    idx = np.array([2, 0, 2, 1])
+    t = xp.asarray(x)
+    out = xp.exp(t[idx]) * 2
+    assert len(out.schedule()) == 1
+    check_gradient(lambda v: xp.exp(v[xp.asarray(idx)]) * 2, x)
+    check_gradient(lambda v: xp.take_along_axis(v, xp.asarray(np.argsort(x, axis=1)), axis=1), x)
