@@ -216,7 +216,12 @@ def log_abs(x: R, y: R) -> R:
     hi, lo = where(ax < ay, ay, ax), where(ax < ay, ax, ay)
     near = (hi > 0.5) & (hi < 2.0) & (lo < 2.0)
     near_one = 0.5 * ((hi - 1.0) * (hi + 1.0) + lo * lo).log1p()
-    return where(near, near_one, hypot(x, y).log())
+    # subnormal parts: |z| itself would round away digits, so scale both by 2^(mantissa + 1) first
+    info = dtypes.finfo(x.dtype)
+    k = 1 - round(math.log2(info.eps))
+    tiny = hi < info.smallest_normal
+    scaled = hypot(x * 2.0 ** k, y * 2.0 ** k).log() - k * math.log(2.0)
+    return where(near, near_one, where(tiny, scaled, hypot(x, y).log()))
 
 
 def log(x: R, y: R) -> Parts:
@@ -443,11 +448,12 @@ def pow_general(a: R, b: R, c: R, d: R) -> Parts:
     """(a + bi)^(c + di) = exp((c + di)·log(a + bi)), with NumPy's values at a zero base: 1 for a
     zero exponent, 0 for a positive real exponent, NaN otherwise."""
     la, th = log(a, b)
-    e_re = c * la - d * th
-    e_im = d * la + c * th
-    # a real exponent: the phase c·θ alone (d·log|a| would be 0·inf at a zero or infinite base)
-    e_re = where(d.eq(0.0), c * la, e_re)
-    e_im = where(d.eq(0.0), c * th, e_im)
+    e_re = c * la - d * th      # the product (c + di)(log|a| + iθ) as C computes it
+    e_im = c * th + d * la
+    # a real exponent at an infinite base: c·log|a| and c·θ alone (d·log|a| is 0·inf)
+    real_inf = d.eq(0.0) & la.isinf()
+    e_re = where(real_inf, c * la, e_re)
+    e_im = where(real_inf, c * th, e_im)
     re, im = exp(e_re, e_im)
     base_zero = a.eq(0.0) & b.eq(0.0)
     exp_zero = c.eq(0.0) & d.eq(0.0)

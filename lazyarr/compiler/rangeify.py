@@ -213,6 +213,11 @@ def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0) -> tuple[UOp,
     return sink, ctx.buffers, redundant_reductions(sink, loops, ctx.reduce_origin, parallel_loops)
 
 
+def _trips(loops: frozenset[UOp]) -> int:
+    """How often the body of `loops` runs (a loop of symbolic size counts as large)."""
+    return math.prod(r.src[0].arg if r.src[0].op is Ops.CONST else 1 << 62 for r in loops)
+
+
 def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp],
                          parallel_loops: int = 0) -> list[UOp]:
     """The reductions (as their REDUCE_AXIS nodes) that this kernel would evaluate more often than
@@ -233,7 +238,9 @@ def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp]
             continue
         deps = red.ranges
         around = deps.union(*(enclosing.get(d, frozenset()) for d in deps), enclosing.get(None, frozenset()))
-        if around - deps and red.src[1] in origin:
+        # realizing it pays only when it has fewer outputs than the loops around it run (a sum of a
+        # constant depends on no loop, yet computed on its own it would still run once per output)
+        if around - deps and red.src[1] in origin and origin[red.src[1]].size < _trips(around):
             redundant.append(origin[red.src[1]])
         for r in red.src[1:]:
             enclosing[r] = around

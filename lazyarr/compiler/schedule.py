@@ -259,7 +259,10 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
             break
         # the reductions were found in graphs with the points replaced: map them back
         back = {new: old for old, new in replaced.items()}
-        extra |= {back.get(r, r) for r in found}
+        found = {back.get(r, r) for r in found} - extra
+        if not found:   # a point realized already cannot be made cheaper by another round
+            break
+        extra |= found
     out_views = {}
     for (orig, _), r, d in zip(outputs, roots, dtypes_out):
         v = views.get(r, r)

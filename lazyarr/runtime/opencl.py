@@ -55,11 +55,17 @@ class OpenCLProgram:
         # work-groups of up to 256 along dimension 0; the grid rounds up (the loops are grid-stride)
         self.local_size = (min(256, sizes[0]),) + (1,) * (len(sizes) - 1)
         self.global_size = tuple(-(-n // g) * g for n, g in zip(sizes, self.local_size))
+        # the buffers the kernel takes: a buffer the kernel no longer reads (folded away) is not a
+        # parameter, while the schedule still lists it
+        signature = re.search(rf"__kernel void {re.escape(name)}\(([^)]*)\)", source)
+        taken = [int(i) for i in re.findall(r"\bdata(\d+)\b", signature.group(1))] if signature else []
+        self.args = taken or None   # a custom kernel's own parameter names: every buffer, in order
 
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
         if extra:
             raise TypeError(f"{self.name}: scalar arguments are not supported on OpenCL")
-        self.kernel(self.device.queue, self.global_size, self.local_size, *(b.storage for b in buffers))
+        used = buffers if self.args is None else [buffers[i] for i in self.args]
+        self.kernel(self.device.queue, self.global_size, self.local_size, *(b.storage for b in used))
 
 
 class OpenCLDevice(Device):
