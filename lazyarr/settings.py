@@ -11,6 +11,7 @@ LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT
                   whether and when a large reduction over few outputs is split in two
                   (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
 LAZYARR_THREADS   threads a kernel's outer loop is split across (default: the cores available).
+LAZYARR_ADAPTIVE_THREADS  1 (default): fewer threads while other processes keep the cores busy.
 LAZYARR_TIERED    0: every kernel compiled optimised at once; 1 (default): small kernels first
                   compiled by LAZYARR_FAST_CC (default "tcc", if installed) and recompiled optimised
                   in the background once they ran LAZYARR_HOT_CALLS times (default 2), or once with
@@ -62,3 +63,4 @@ hot_calls: int = _env_int("LAZYARR_HOT_CALLS", 2)
 fast_compile_work: int = _env_int("LAZYARR_FAST_COMPILE_WORK", 1 << 24)
 hot_work: int = _env_int("LAZYARR_HOT_WORK", 1 << 17)
 optimise_budget: float = _env_int("LAZYARR_OPTIMISE_BUDGET_MS", 20) / 1000
+adaptive_threads: bool = bool(_env_int("LAZYARR_ADAPTIVE_THREADS", 1))

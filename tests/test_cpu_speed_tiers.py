@@ -137,3 +137,19 @@ def test_fast_tier_results_match_the_optimised_ones(fresh, monkeypatch):
     np.testing.assert_array_equal(xp.max(A, axis=1).numpy(), a.max(1))
     np.testing.assert_allclose(xp.tanh(A @ A.T).numpy(), np.tanh(a @ a.T), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(xp.sum(A, axis=0).numpy(), a.sum(0), rtol=1e-5, atol=1e-4)
+
+
+def test_the_thread_count_is_a_launch_argument_bounded_by_the_setting(monkeypatch):
+    a = np.random.default_rng(1).standard_normal((512, 4096)).astype(np.float32)
+    src = xp.sum(xp.asarray(a), axis=1).schedule()[0].source
+    assert "num_threads(lz_threads)" in src and "lz_threads = (int)args[2]" in src
+    monkeypatch.setattr(settings, "adaptive_threads", False)
+    for n in (1, 2, 3):
+        monkeypatch.setattr(settings, "threads", n)
+        assert cpu.threads_now() == n
+        np.testing.assert_allclose(xp.sum(xp.asarray(a), axis=1).numpy(), a.sum(1), rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(settings, "adaptive_threads", True)
+    monkeypatch.setattr(settings, "threads", 2)
+    assert cpu.threads_now() in (1, 2)
+    monkeypatch.setattr(settings, "threads", 1)
+    assert cpu.threads_now() == 1

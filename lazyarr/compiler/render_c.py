@@ -357,7 +357,9 @@ class CRenderer:
     def loop_pragmas(self, program: list[UOp]) -> dict[UOp, str]:
         """OpenMP pragmas for loops (formatted with the names of the accumulators a loop updates):
         the outermost loop over the output is split across `settings.threads` threads when the
-        kernel does enough work to pay for them; an innermost loop that sums into a float
+        kernel does enough work to pay for them (how many threads is the launch's last argument,
+        `lz_threads`: the runtime passes fewer while other processes keep the cores busy); an
+        innermost loop that sums into a float
         accumulator may reassociate the sum (`omp simd reduction`), so that it vectorises."""
         from lazyarr import settings
         out: dict[UOp, str] = {}
@@ -369,7 +371,7 @@ class CRenderer:
                 size = u.src[0].arg if u.src[0].op is Ops.CONST else 0
                 if depth == 0 and u in store_ranges and settings.threads > 1 and size >= settings.threads and \
                         work >= PARALLEL_MIN_WORK:
-                    out[u] = f"#pragma omp parallel for num_threads({settings.threads}) schedule(static)"
+                    out[u] = "#pragma omp parallel for num_threads(lz_threads) schedule(static)"
                 accs = [a for a in u.src if a.op is Ops.DEFINE_ACC]
                 if accs and self._innermost(program, i) and all(self._sums_floats(program, a) for a in accs):
                     out[u] = "#pragma omp simd " + " ".join("reduction(+:{})" for _ in accs)
@@ -483,6 +485,8 @@ class CRenderer:
                 else:
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")
                     emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
+        if any("lz_threads" in p for p in pragmas.values()):   # the thread count follows the buffers
+            params.append(f"  const int lz_threads = (int)args[{1 + max(u.arg for u in program if u.op is Ops.DEFINE_GLOBAL)}];")
         head = [*self.prelude(program), *self.helpers.values()]
         return "\n".join(head + self.signature(name, params) + lines + ["}"]) + "\n"
 

@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
@@ -57,6 +58,8 @@ char *dlerror(void);
 """)
 _libc = _ffi.dlopen(None)
 RTLD_NOW = 2
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_CPUS = os.cpu_count() or 1
 
 
 class CompileError(RuntimeError):
@@ -93,8 +96,45 @@ class CPUProgram:
         self.fn = _ffi.cast("void(*)(const uintptr_t*)", sym)
 
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
-        """Run with the buffers' addresses, then `extra` words (a call's scalars), as arguments."""
-        self.fn(_ffi.new("uintptr_t[]", [b.storage.ctypes.data for b in buffers] + list(extra)))
+        """Run with the buffers' addresses, then `extra` words (a call's scalars), then the number
+        of threads a parallel loop may use (`threads_now`), as arguments."""
+        self.fn(_ffi.new("uintptr_t[]", [b.storage.ctypes.data for b in buffers] + list(extra) + [threads_now()]))
+
+
+class _Sample:
+    time = busy = total = own = 0.0
+    threads = 0
+
+
+def threads_now() -> int:
+    """The threads a kernel's parallel loop uses now: `settings.threads`, fewer while other
+    processes keep the cores busy (with `settings.adaptive_threads`). Two threads of which one
+    waits for a core that another process holds run slower than one: measured here, row sums
+    2-5x slower with the machine's other cores busy. Sampled from /proc/stat at most every
+    0.2 s: the cores' busy time less this process's own."""
+    n = settings.threads
+    if n <= 1 or not settings.adaptive_threads:
+        return n
+    if time.monotonic() - _Sample.time >= 0.2:
+        _sample_load()
+    return max(1, min(n, _Sample.threads)) if _Sample.threads else n
+
+
+def _sample_load() -> None:
+    """Update `_Sample.threads`: the cores other processes left idle since the last sample."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [float(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return
+    total, idle = sum(fields), fields[3] + fields[4]
+    t = os.times()
+    own = (t.user + t.system) * _CLOCK_TICKS
+    dt = total - _Sample.total
+    if _Sample.time and dt > 0:
+        others = ((total - idle - _Sample.busy) - (own - _Sample.own)) / dt * _CPUS
+        _Sample.threads = max(1, int(_CPUS - others + 0.5))
+    _Sample.time, _Sample.busy, _Sample.total, _Sample.own = time.monotonic(), total - idle, total, own
 
 
 class CPUDevice(Device):
@@ -285,6 +325,7 @@ def fast_compiler_available(cc: str) -> bool:
 
 
 _background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazyarr-optimise")
+_sample_load()   # the first interval of the load estimate starts at import
 
 
 class TieredProgram:
