@@ -287,13 +287,15 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
     """An array holding the data of `x`, any object with `__dlpack__` (host memory; NumPy reads
-    the capsule at the boundary). `copy=False` shares x's memory and raises ValueError where it
+    the capsule at the boundary), on the CPU device unless `device` names another. `copy=False` shares x's memory and raises ValueError where it
     cannot; `copy=True` always copies; None copies only when needed."""
     if isinstance(x, Tensor):
         return asarray(x, device=device, copy=copy)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
-    dev = get_device(device)
+    # the data is host memory: by default the result is on the host's device, as the standard
+    # places it on x's device (so copy=False can share it whatever the default device is)
+    dev = get_device("cpu" if device is None else device)
     try:
         arr = np.from_dlpack(x, copy=copy)
     except BufferError as e:

@@ -16,6 +16,11 @@ def kernels(t):
     return len(t.schedule())
 
 
+# A device whose work-items each compute one output (OpenCL: parallel_loops) realizes a reduction
+# that a whole row or the whole array reads first: each work-item would compute it again.
+PER_ITEM = bool(getattr(xp.asarray(0.0).device.renderer, "parallel_loops", 0))
+
+
 def data(*shape):
     return xp.asarray(rng.standard_normal(shape))
 
@@ -52,7 +57,7 @@ def test_softmax_over_rows_is_at_most_two_kernels():
     x = data(6, 9)
     e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
     out = e / xp.sum(e, axis=1, keepdims=True)
-    assert kernels(out) <= 2
+    assert kernels(out) <= (3 if PER_ITEM else 2)
     xn = np.asarray(x)
     en = np.exp(xn - xn.max(1, keepdims=True))
     assert_close(out, en / en.sum(1, keepdims=True), rtol=1e-12)
@@ -63,7 +68,7 @@ def test_layer_norm_is_at_most_two_kernels():
     mu = xp.mean(x, axis=1, keepdims=True)
     var = xp.mean((x - mu) ** 2, axis=1, keepdims=True)
     out = (x - mu) / xp.sqrt(var + 1e-5)
-    assert kernels(out) <= 2
+    assert kernels(out) <= (3 if PER_ITEM else 2)
     xn = np.asarray(x)
     want = (xn - xn.mean(1, keepdims=True)) / np.sqrt(xn.var(1, keepdims=True) + 1e-5)
     assert_close(out, want, rtol=1e-10)
@@ -99,7 +104,7 @@ def test_a_reduction_broadcast_along_an_outer_axis_gets_its_own_buffer():
 def test_a_reduction_broadcast_everywhere_runs_once_before_the_loop():
     x = data(4, 6)
     out = x - xp.mean(x)
-    assert kernels(out) == 1
+    assert kernels(out) == (2 if PER_ITEM else 1)
     assert_close(out, np.asarray(x) - np.asarray(x).mean(), rtol=1e-12)
 
 
@@ -127,7 +132,7 @@ def test_materialising_storage_is_the_storage():
 
 def test_copy_to_the_same_device_is_the_value():
     x = xp.arange(5.0).realize()
-    assert kernels(x.to_device("cpu") + 1) == 1
+    assert kernels(x.to_device(x.device) + 1) == 1
 
 
 def test_values_with_an_empty_axis_are_constants():
