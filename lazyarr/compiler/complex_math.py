@@ -276,7 +276,9 @@ def cosh(x: R, y: R) -> Parts:
     half = where(big, ax * 0.5, 0.0).exp()
     re = where(big, (half * 0.5 * cy) * half, x.cosh() * cy)
     im = where(big, (copysign(half * 0.5, x) * sy) * half, x.sinh() * sy)
-    im = where(y.eq(0.0), where(signbit(x), -y, y), im)        # sinh(x)·(±0), inf and NaN x too
+    # sinh(x)·(±0), inf and NaN x too; a NaN's sign bit is the device's accident (x86 keeps it
+    # through -1·x, OpenCL's negation flips it), so a NaN x keeps y's sign as NumPy does
+    im = where(y.eq(0.0), where(signbit(x) & ~x.isnan(), -y, y), im)
     y_bad = ~y.isfinite()
     zero_x = x.eq(0.0) & y_bad
     inf_x = x.isinf() & y_bad
