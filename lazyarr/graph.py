@@ -16,10 +16,26 @@ from lazyarr.dtypes import DType
 Shape = tuple[int, ...]
 
 
+_consts: dict[tuple, UOp] = {}   # recently built constants (converting the value costs microseconds)
+
+
 def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
     """A constant node of `shape` (a broadcast scalar: no memory until realized)."""
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    kind = type(value)
+    cacheable = kind is int or kind is bool or (kind is float and value != 0.0)   # 0.0 == -0.0
+    if cacheable:
+        u = _consts.get((kind, value, dtype, shape))
+        if u is not None:
+            return u
     c = UOp.const(dtype, value)
-    return expand_uop(c, shape) if shape else c
+    u = expand_uop(c, shape) if shape else c
+    if cacheable and value == value:   # NaN never finds itself
+        if len(_consts) >= 4096:
+            _consts.clear()
+        _consts[(kind, value, dtype, shape)] = u
+    return u
 
 
 def reshape_uop(u: UOp, shape: Shape) -> UOp:
@@ -105,6 +121,8 @@ def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
     """A tensor-level ALU node of sources of one shape. Python scalars among them become constants
     of that shape and of the value sources' dtype (or `dtype` when every value is a scalar, as in
     where(c, 1.0, 0.0)). Comparisons are bool."""
+    if dtype is None and len(srcs) == 2 and type(srcs[0]) is UOp and type(srcs[1]) is UOp:   # the common case
+        return UOp(op, dtypes.bool_ if op in GroupOp.Comparison else srcs[0].dtype, srcs)
     shaped = [s for s in srcs if isinstance(s, UOp)]
     values = [s for s in (srcs[1:] if op is Ops.WHERE else srcs) if isinstance(s, UOp)]
     if values:

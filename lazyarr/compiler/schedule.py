@@ -19,7 +19,6 @@ Kernels come out in dependency order. `ScheduleItem.source` renders a kernel wit
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +31,28 @@ from lazyarr.compiler.uop import Ops, UOp, _arg_key, node_exists
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView, get_device
 
-# computed node → the view of the buffer holding its value
-realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+class _Realized:
+    """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`), so
+    an entry lives as long as the node does and a lookup is an attribute read."""
+
+    def get(self, u: UOp, default: Any = None) -> Any:
+        v = u._view
+        return default if v is None else v
+
+    def __contains__(self, u: UOp) -> bool:
+        return u._view is not None
+
+    def __getitem__(self, u: UOp) -> UOp:
+        v = u._view
+        if v is None:
+            raise KeyError(u)
+        return v
+
+    def __setitem__(self, u: UOp, view: UOp) -> None:
+        u._view = view
+
+
+realized = _Realized()
 _kernel_sources: dict[tuple[UOp, str], KernelSource] = {}
 
 
@@ -128,31 +147,58 @@ _schedule_cache: dict[tuple, CachedSchedule] = {}
 def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer], list[UOp], dict[UOp, UOp]]:
     """One walk over the graph to realize: a key equal for graphs that differ only in which buffers
     they read (an already realized node counts as the view of its buffer), those buffers in order of
-    first appearance, the nodes in the order the key lists them, and the realized nodes met."""
+    first appearance, the nodes in the order the key lists them, and the realized nodes met. Every
+    step of a training loop walks its whole graph here, so the walk is one inlined depth-first pass
+    (sources before users) and a node's part names its dtype by id (dtypes are interned, and
+    hashing one is a Python call)."""
     index: dict[UOp, int] = {}
     inputs: list[Buffer] = []
     parts: list[tuple] = []
     order: list[UOp] = []
     resolved: dict[UOp, UOp] = {}
+    BUFFER, RESHAPE = Ops.BUFFER, Ops.RESHAPE
 
     def emit(n: UOp) -> None:
-        if n.op is Ops.BUFFER:
-            parts.append(("B", n.dtype, n.arg.size, n.arg.device.name, len(inputs)))
+        if n.op is BUFFER:
+            parts.append(("B", id(n.dtype), n.arg.size, n.arg.device.name, len(inputs)))
             inputs.append(n.arg)
         else:
-            parts.append((n.op, n.dtype, _arg_key(n.arg), tuple(index[s] for s in n.src)))
+            parts.append((n.op, id(n.dtype), _arg_key(n.arg), tuple([index[s] for s in n.src])))
         index[n] = len(parts) - 1
         order.append(n)
-    for n in UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort(lambda x: x in realized):
-        view = realized.get(n)
-        if view is None or view is n:
-            emit(n)
+    stack: list[tuple[UOp, bool]] = [(UOp(Ops.SINK, dtypes.void, tuple(roots)), False)]
+    while stack:
+        n, expanded = stack.pop()
+        view = n._view
+        if expanded:
+            if view is None or view is n:
+                if n.op is BUFFER:
+                    emit(n)
+                else:
+                    arg = n.arg
+                    if type(arg) is float or type(arg) is complex:
+                        arg = _arg_key(arg)
+                    parts.append((n.op, id(n.dtype), arg, tuple([index[s] for s in n.src])))
+                    index[n] = len(parts) - 1
+                    order.append(n)
+                continue
+            resolved[n] = view
+            if view not in index:   # the view's BUFFER and reshapes
+                chain = [view]
+                while chain[-1].op is RESHAPE:
+                    chain.append(chain[-1].src[0])
+                for v in reversed(chain) if chain[-1].op is BUFFER else view.toposort():
+                    if v not in index:
+                        emit(v)
+            index[n] = index[view]
             continue
-        resolved[n] = view
-        for v in view.toposort():   # the view's BUFFER and reshapes
-            if v not in index:
-                emit(v)
-        index[n] = index[view]
+        if n in index:
+            continue
+        stack.append((n, True))
+        if view is None or view is n:
+            for s in reversed(n.src):
+                if s not in index:
+                    stack.append((s, False))
     return (tuple(parts), tuple(d.name for d in devices)), inputs, order, resolved
 
 

@@ -10,7 +10,7 @@ The op set has three layers, all in `Ops`:
   (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP), CONTIGUOUS, COPY, DETACH;
 - rangeify ops: INDEX (a value at given indices) and REDUCE (a reduction over explicit RANGEs);
 - kernel ops: DEFINE_GLOBAL, DEFINE_VAR, DEFINE_ACC, RANGE, LOAD, STORE, ASSIGN, END, AFTER, IF,
-  ENDIF, SINK, and the vector ops VECTORIZE, GEP, CAT (vector dtypes: `DType.vec(n)`).
+  ENDIF, SINK, DEFINE_LOCAL and BARRIER (work-group memory), and the vector ops VECTORIZE, GEP, CAT (vector dtypes: `DType.vec(n)`).
 The semantics of each tensor op (shape, dtype, constant folding, local gradient) live in
 `lazyarr.ops`.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import struct
 import weakref
+from _weakref import _remove_dead_weakref
 from enum import Enum, auto
 from typing import Any, Callable, Iterator
 
@@ -61,6 +62,9 @@ class Ops(Enum):
     # kernel level
     DEFINE_GLOBAL = auto(); DEFINE_VAR = auto(); DEFINE_ACC = auto(); RANGE = auto()
     LOAD = auto(); STORE = auto(); ASSIGN = auto(); END = auto(); AFTER = auto()
+    # work-groups (group reductions): DEFINE_LOCAL is work-group memory (arg (number, size)),
+    # BARRIER waits for every work-item of the group (src: what must be done before)
+    DEFINE_LOCAL = auto(); BARRIER = auto()
     # vectors: VECTORIZE builds a vector from scalars, GEP takes lanes (arg: tuple of lane
     # indices), CAT joins vectors
     VECTORIZE = auto(); GEP = auto(); CAT = auto()
@@ -68,6 +72,8 @@ class Ops(Enum):
 
     def __repr__(self) -> str:
         return f"Ops.{self.name}"
+
+    __hash__ = object.__hash__   # members are singletons: identity hashing, without a Python call
 
 
 class GroupOp:
@@ -98,26 +104,41 @@ def _arg_key(arg: Any) -> Any:
     return arg
 
 
-_interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+class _Ref(weakref.ref):
+    """The intern table's weak reference to a node, knowing its key (a WeakValueDictionary's
+    Python-level get and set cost more than the rest of building a node)."""
+    __slots__ = ("key",)
+
+
+_interned: dict[tuple, _Ref] = {}
+
+
+def _forget(ref: _Ref, remove: Callable = _remove_dead_weakref, table: dict = _interned) -> None:
+    remove(table, ref.key)   # atomic: only if the entry is still this dead reference
 
 
 class UOp:
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical."""
-    __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "__weakref__")
+    # _view: the view of the buffer holding the node's value once computed (`schedule.realized`)
+    __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "_view", "__weakref__")
     op: Ops
     dtype: DType
     src: tuple[UOp, ...]
     arg: Any
 
     def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-        key = (op, dtype, src, arg if type(arg) not in (float, complex) else _arg_key(arg))
-        found = _interned.get(key)
-        if found is not None:
-            return found
+        key = (op, dtype, src, arg if type(arg) is not float and type(arg) is not complex else _arg_key(arg))
+        ref = _interned.get(key)
+        if ref is not None:
+            found = ref()
+            if found is not None:
+                return found
         self = object.__new__(cls)
         self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
-        self._shape = self._ranges = self._bounds = None
-        _interned[key] = self
+        self._shape = self._ranges = self._bounds = self._view = None
+        ref = _Ref(self, _forget)
+        ref.key = key
+        _interned[key] = ref
         return self
 
     def __reduce__(self):
@@ -245,7 +266,8 @@ class UOp:
 
 def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
     """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
-    return _interned.get((op, dtype, src, _arg_key(arg))) is not None
+    ref = _interned.get((op, dtype, src, _arg_key(arg)))
+    return ref is not None and ref() is not None
 
 
 def pretty(u: UOp, limit: int = 60) -> str:

@@ -83,6 +83,7 @@ def compiler_identity(cc: str) -> str:
 
 class CPUProgram:
     """A compiled kernel: call it with the kernel's buffers, in argument order."""
+    hot = None   # not tiered: never asks to be optimised
 
     def __init__(self, name: str, source: str, path: str):
         self.name, self.source, self.path = name, source, path
@@ -98,7 +99,20 @@ class CPUProgram:
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
         """Run with the buffers' addresses, then `extra` words (a call's scalars), then the number
         of threads a parallel loop may use (`threads_now`), as arguments."""
-        self.fn(_ffi.new("uintptr_t[]", [b.storage.ctypes.data for b in buffers] + list(extra) + [threads_now()]))
+        self.fn(_ffi.new("uintptr_t[]", [*map(address, buffers), *extra, threads_now()]))
+
+
+def address(b: Buffer) -> int:
+    """The address of b's storage (ndarray.ctypes costs microseconds: cached with the storage it
+    belongs to, so a buffer that takes over other storage gets the new address)."""
+    storage = b.storage
+    try:
+        cached = b._addr
+    except AttributeError:   # an object standing in for a Buffer
+        return storage.ctypes.data
+    if cached is None or cached[0] is not storage:
+        cached = b._addr = (storage, storage.ctypes.data)
+    return cached[1]
 
 
 class _Sample:

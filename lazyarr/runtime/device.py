@@ -69,7 +69,7 @@ class Device:
 
 class Buffer:
     """`size` elements of `dtype` on `device`, allocated when first needed."""
-    __slots__ = ("device", "size", "dtype", "storage", "base", "owns", "_real", "__weakref__")
+    __slots__ = ("device", "size", "dtype", "storage", "base", "owns", "_real", "_addr", "__weakref__")
 
     def __init__(self, device: Device, size: int, dtype: DType, storage: Any = None, base: Any = None):
         # base: memory this buffer wraps but does not own (given storage, e.g. asarray(copy=False)):
@@ -78,7 +78,7 @@ class Buffer:
         self.device, self.size, self.dtype, self.storage = device, size, dtype, storage
         self.base = storage if base is None else base
         self.owns = False
-        self._real = None
+        self._real = self._addr = None   # _addr: (storage, its address), cached by the CPU device
 
     def __del__(self) -> None:
         if self.owns and self.storage is not None:
@@ -137,7 +137,7 @@ class RealView(Buffer):
     def __init__(self, parent: Buffer):
         from lazyarr.dtypes import component
         self.parent, self.device, self.size, self.dtype = parent, parent.device, 2 * parent.size, component(parent.dtype)
-        self._real = None
+        self._real = self._addr = None
 
     def __del__(self) -> None:
         pass   # the complex buffer owns the storage

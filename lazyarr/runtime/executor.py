@@ -18,6 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import settings
+from lazyarr.compiler.uop import UOp
 
 _programs: dict[tuple, Any] = {}
 _pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_prefix="lazyarr-compile")
@@ -26,8 +27,7 @@ _pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_pre
 def _program_key(item: Any) -> tuple:
     """Kernels of devices that plan them (the CPU's tiers) are known by their graph and the settings
     that change their code, which costs no codegen; others by their source."""
-    from lazyarr.compiler.uop import UOp
-    if hasattr(item.device, "plan_kernel") and isinstance(getattr(item, "ast", None), UOp):
+    if type(item.ast) is UOp and hasattr(item.device, "plan_kernel"):
         return (item.device.name, item.ast, settings.transcendentals, settings.opts, settings.threads)
     return (item.device.name, item.source)
 
@@ -41,30 +41,34 @@ def get_program(item: Any) -> Any:
     return prog
 
 
-def compile_all(items: list[Any]) -> None:
+def compile_all(items: list[Any]) -> list[Any]:
     """Compile the kernels of `items` that are not compiled yet: their Python work (codegen) one
     after another, then the compilers in parallel (`settings.threads` at a time). First-tier
     kernels that have become hot start their optimised compile (their codegen here, for at most
-    `settings.optimise_budget` seconds per run; the rest at later runs)."""
+    `settings.optimise_budget` seconds per run; the rest at later runs). Returns the programs."""
     plans: dict[tuple, Any] = {}
     start = time.perf_counter()
-    for item in items:
-        key = _program_key(item)
+    keys = [_program_key(item) for item in items]
+    for item, key in zip(items, keys):
         prog = _programs.get(key)
-        if prog is not None and getattr(prog, "hot", None) is not None and prog.hot() and \
-                time.perf_counter() - start < settings.optimise_budget:
-            prog.optimise()   # a first-tier kernel that ran often: optimised in the background
-        if prog is not None or key in plans:
+        if prog is not None:
+            hot = getattr(prog, "hot", None)
+            if hot is not None and hot() and time.perf_counter() - start < settings.optimise_budget:
+                prog.optimise()   # a first-tier kernel that ran often: optimised in the background
+            continue
+        if key in plans:
             continue
         if len(key) == 5:
             plans[key] = item.device.plan_kernel(item)
         else:
             _programs[key] = _compile(item)
-    if len(plans) > 1:
-        built = list(_pool.map(lambda p: p.build(), plans.values()))
-    else:
-        built = [p.build() for p in plans.values()]
-    _programs.update(zip(plans, built))
+    if plans:
+        if len(plans) > 1:
+            built = list(_pool.map(lambda p: p.build(), plans.values()))
+        else:
+            built = [p.build() for p in plans.values()]
+        _programs.update(zip(plans, built))
+    return [_programs[k] for k in keys]
 
 
 def _copy(buffers: list[Any]) -> None:
@@ -96,36 +100,41 @@ def _reusable(b: Any, out: Any, i: int, last_use: dict[int, int], readable: Call
 
 
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> None:
-    compile_all(items)
+    from lazyarr.compiler.schedule import CallItem
+    progs = compile_all(items)
     last_use: dict[int, int] = {}
     for i, item in enumerate(items):
         for b in item.buffers:
             last_use[id(b)] = i
-    for i, item in enumerate(items):
-        prog = get_program(item)
-        out = item.buffers[0]
+    debug = settings.debug
+    for i, (item, prog) in enumerate(zip(items, progs)):
+        buffers = item.buffers
+        out = buffers[0]
         if out.storage is None:
             for k in item.inplace:
-                if _reusable(item.buffers[k], out, i, last_use, readable):
-                    out.take_storage(item.buffers[k])
+                if _reusable(buffers[k], out, i, last_use, readable):
+                    out.take_storage(buffers[k])
                     break
-        written = item.written() if hasattr(item, "written") else []
-        for src, dst in written:   # a call's written input: its storage if nothing reads it, else a copy
-            if dst.storage is None and _reusable(src, dst, i, last_use, readable):
-                dst.take_storage(src)
-            elif dst.storage is None:
-                dst.copyin(np.array(src.numpy(), copy=True))
-        for b in item.buffers:
-            b.ensure_allocated()
-        args = item.arguments() if hasattr(item, "arguments") else item.buffers
-        if settings.debug >= 1:
+        if type(item) is CallItem:
+            for src, dst in item.written():   # a written input: its storage if nothing reads it, else a copy
+                if dst.storage is None and _reusable(src, dst, i, last_use, readable):
+                    dst.take_storage(src)
+                elif dst.storage is None:
+                    dst.copyin(np.array(src.numpy(), copy=True))
+            args = item.arguments()
+        else:
+            args = buffers
+        for b in buffers:
+            if b.storage is None:
+                b.ensure_allocated()
+        if debug >= 1:
             start = time.perf_counter()
             prog(args)
             item.device.synchronize()
             elapsed = time.perf_counter() - start
             print(f"kernel {item.name:<28} {item.device.name:<9} {len(item.buffers)} bufs  "
                   f"{elapsed * 1e6:9.1f} us")
-            if settings.debug >= 2:
+            if debug >= 2:
                 print(item.source)
         else:
             prog(args)
