@@ -86,6 +86,7 @@ class Adam(Optimizer):
         self.betas, self.eps, self.weight_decay, self.decoupled = betas, eps, weight_decay, decoupled
         self.m: dict[int, Tensor] = {}
         self.v: dict[int, Tensor] = {}
+        self._scale_cache: dict[tuple, tuple[Tensor, Tensor]] = {}
 
     def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
         b1, b2 = self.betas
@@ -96,13 +97,23 @@ class Adam(Optimizer):
         m = g * (1 - b1) if m is None else m * b1 + g * (1 - b1)
         v = g * g * (1 - b2) if v is None else v * b2 + g * g * (1 - b2)
         self.m[id(p)], self.v[id(p)] = m, v
-        # the bias corrections change every step: they reach the kernel as data, not as constants,
-        # so that the update compiles once
-        scales = asarray([self.lr / (1 - b1 ** self.steps), 1 / (1 - b2 ** self.steps)], dtype=p.dtype,
-                         device=p.device)
+        s1, s2 = self._scales(p)
         new = p * (1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else p
-        p.uop = (new - m * scales[0] / (sqrt(v * scales[1]) + self.eps)).uop
+        p.uop = (new - m * s1 / (sqrt(v * s2) + self.eps)).uop
         return [m, v]
+
+    def _scales(self, p: Tensor) -> tuple[Tensor, Tensor]:
+        """This step's bias corrections, one array for every parameter of p's dtype and device: they
+        change every step, so they reach the kernels as data, not as constants, and the update
+        compiles once."""
+        key = (self.steps, p.dtype, p.device)
+        if key not in self._scale_cache:
+            b1, b2 = self.betas
+            scales = asarray([self.lr / (1 - b1 ** self.steps), 1 / (1 - b2 ** self.steps)], dtype=p.dtype,
+                             device=p.device)
+            self._scale_cache = {key: (scales[0], scales[1]), **{k: v for k, v in self._scale_cache.items()
+                                                                 if k[0] == self.steps}}
+        return self._scale_cache[key]
 
 
 class AdamW(Adam):

@@ -295,7 +295,7 @@ def realize(*tensors: Tensor) -> None:
     for t in todo:
         # a tensor that gradients may still flow through keeps its computation (its value is found
         # through `realized`); any other drops it, freeing the graph
-        if t._leaf_grad or not t.requires_grad or t._released:
+        if t._leaf_grad or t._released or not t.requires_grad:
             t.uop = views[t.uop]
     del views   # the graphs are let go of before the kernels run: their buffers may be reused
     run(items)

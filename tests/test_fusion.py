@@ -36,6 +36,19 @@ def test_matmul_is_one_kernel():
     assert kernels(xp.maximum(a @ b + xp.ones(6), 0)) == 1
 
 
+def test_a_costly_value_broadcast_along_an_outer_loop_gets_a_buffer():
+    # exp(a)[i, k] is read for every j of a (10, 128) output: fused, it would run 128 times per value
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 10), dtype=np.float32), rng.standard_normal((64, 128), dtype=np.float32)
+    y = xp.exp(xp.asarray(a)).T @ xp.asarray(b)
+    items = y.schedule()
+    assert len(items) == 2 and items[0].buffers[0].size == 64 * 10
+    assert_close(y, np.exp(a).T @ b, rtol=1e-4, atol=1e-4)
+    # cheap work stays fused, and so does a costly value broadcast along an inner loop only
+    assert kernels((xp.asarray(a) * 2).T @ xp.asarray(b)) == 1
+    assert kernels(xp.exp(xp.asarray(a[:, :1])) * xp.asarray(a)) == 1
+
+
 def test_contiguous_is_a_fusion_boundary():
     a = xp.ones((4, 4))
     assert kernels((a * 2).contiguous() + 1) == 2

@@ -16,9 +16,11 @@ with an INDEX node. Rules then push every INDEX from the root towards the leaves
 - at the leaves: a constant is itself, IOTA is its index, and a buffer becomes a LOAD from a
   kernel argument (DEFINE_GLOBAL) at the row-major linear index, under the gate.
 The output is a STORE into argument 0 at the output's linear index, closed by an END of the
-output's ranges. Rangeify also reports the reductions the kernel would evaluate redundantly,
-which the scheduler then gives buffers of their own (`redundant_reductions`). The result holds no Buffer objects: the same computation on other buffers is the
-same graph, which is what the kernel caches key on.
+output's ranges. Rangeify also reports the reductions the kernel would evaluate redundantly, and
+the costly elementwise values it would evaluate inside loops they do not depend on, which the
+scheduler then gives buffers of their own (`redundant_reductions`, `recomputed_values`). The result
+holds no Buffer objects: the same computation on other buffers is the same graph, which is what the
+kernel caches key on.
 """
 from __future__ import annotations
 
@@ -44,6 +46,16 @@ class RangeifyContext:
     globals: dict[int, UOp] = field(default_factory=dict)
     next_range: int = 0
     reduce_origin: dict[UOp, UOp] = field(default_factory=dict)   # a REDUCE's first range → its REDUCE_AXIS
+    # each range → the loops around it (the output loops before it; a reduction's: those around the
+    # reduction), and the elementwise values evaluated inside loops they do not depend on, with
+    # (how often they run, how many values they have)
+    enclosing: dict[UOp, frozenset[UOp]] = field(default_factory=dict)
+    recomputed: dict[UOp, tuple[int, int]] = field(default_factory=dict)
+
+    def around(self, ix: UOp) -> tuple[frozenset[UOp], frozenset[UOp]]:
+        """The ranges the value INDEX `ix` asks for depends on, and the loops it runs inside."""
+        deps = frozenset().union(*(i.ranges for i in ix.src[1:]))
+        return deps, deps.union(*(self.enclosing.get(d, frozenset()) for d in deps))
 
     def global_for(self, buf: Any) -> UOp:
         if id(buf) not in self.globals:
@@ -157,13 +169,19 @@ def push_reduce(ctx: RangeifyContext, ix: UOp, red: UOp) -> UOp:
     inner = index(x, idxs, gate)
     if not ranges:
         return inner
+    around = ctx.around(ix)[1]
+    for r in ranges:
+        ctx.enclosing[r] = around
     # the REDUCE node is rebuilt as its sources are rewritten; its ranges are its own for good
     ctx.reduce_origin[ranges[0]] = red
     return UOp(Ops.REDUCE, red.dtype, (inner, *ranges), op)
 
 
-def push_elementwise(ix: UOp, u: UOp) -> UOp:
+def push_elementwise(ctx: RangeifyContext, ix: UOp, u: UOp) -> UOp:
     idxs, gate = ix.src[1:-1], ix.src[-1]
+    deps, around = ctx.around(ix)
+    if around != deps:   # broadcast along a loop outside one it depends on: computed again and again
+        ctx.recomputed[u] = max(ctx.recomputed.get(u, (0, 0)), (_trips(around), _trips(deps)))
     return u.replace(src=tuple(index(s, idxs, gate) for s in u.src))
 
 
@@ -200,7 +218,7 @@ def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
 
 
 def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0) -> tuple[UOp, list[Any], list[UOp]]:
-    """`rangeify`, and the reductions the kernel would compute redundantly (`redundant_reductions`)."""
+    """`rangeify`, and the reductions and values the kernel would compute redundantly."""
     ctx = RangeifyContext()
     out_global = ctx.global_for(out)
     ranges = [ctx.new_range(s) if s != 1 else idx_const(0) for s in value.shape]
@@ -208,9 +226,12 @@ def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0) -> tuple[UOp,
                                              (out_global, linear_index(ranges, value.shape), TRUE)),
                                         index(value, ranges)))
     loops = [r for r in ranges if r.op is Ops.RANGE]
+    ctx.enclosing.update((r, frozenset(loops[:i])) for i, r in enumerate(loops))
     root = UOp(Ops.END, dtypes.void, (store, *loops)) if loops else store
     sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, (root,)), pm_rangeify, ctx, bottom_up=False)
-    return sink, ctx.buffers, redundant_reductions(sink, loops, ctx.reduce_origin, parallel_loops)
+    # values inside a redundant reduction are judged again once it has a buffer of its own
+    redundant = redundant_reductions(sink, loops, ctx.reduce_origin, parallel_loops)
+    return sink, ctx.buffers, redundant or recomputed_values(ctx.recomputed)
 
 
 def _trips(loops: frozenset[UOp]) -> int:
@@ -245,3 +266,26 @@ def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp]
         for r in red.src[1:]:
             enclosing[r] = around
     return redundant
+
+
+RECOMPUTE_COST = 16        # operations a value must cost per element to be worth a buffer of its own...
+RECOMPUTE_WORK = 1 << 14   # ...and operations its repeated evaluations must waste (a launch costs as much)
+
+
+def _cost(u: UOp) -> int:
+    """The ALU operations evaluating tensor node u costs per element inside its kernel (up to buffers
+    and reductions; a transcendental function as the CPU's work estimate counts it)."""
+    from lazyarr.compiler.decompositions import TRANSCENDENTAL
+    return sum(30 if n.op in TRANSCENDENTAL else 1 for n in u.toposort(lambda x: x.op is Ops.REDUCE_AXIS)
+               if n.op in GroupOp.ALU)
+
+
+def recomputed_values(recomputed: dict[UOp, tuple[int, int]]) -> list[UOp]:
+    """The elementwise values that the kernel would evaluate again and again: broadcast along a loop
+    outside one they depend on (a softmax's gradient broadcast along the other operand's axis of the
+    matmul it feeds), costly enough that a buffer of their own pays. Only the outermost of nested
+    such values are named."""
+    costly = {u: c for u, (runs, values) in recomputed.items()
+              if (c := _cost(u)) >= RECOMPUTE_COST and (runs - values) * c >= RECOMPUTE_WORK}
+    inner = {n for u in costly for n in u.toposort(lambda x: x.op is Ops.REDUCE_AXIS) if n is not u}
+    return [u for u in costly if u not in inner]
