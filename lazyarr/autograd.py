@@ -25,34 +25,46 @@ from lazyarr.ops import OP_DEFS
 from lazyarr.tensor import Tensor, as_tensor, wrap
 
 _markers = itertools.count()
-# memo: does this node's value depend on a tensor that requires grad?
-_needs_grad: weakref.WeakKeyDictionary[UOp, bool] = weakref.WeakKeyDictionary()
+
+
+class _Memo:
+    """Answers of graph_requires_grad are kept on the nodes (`UOp._grad`: generation·2 + answer),
+    valid while `generation` is unchanged: a new leaf that requires grad makes them stale."""
+    generation = 1
 
 
 def graph_requires_grad(u: UOp) -> bool:
     """Whether `u` depends, through floating-point values and no DETACH, on a leaf that requires
     gradients."""
-    known = _needs_grad.get(u)
-    if known is not None:
-        return known
-    if u.op is Ops.DETACH or not u.dtype.is_inexact:
+    gen = _Memo.generation
+    known = u._grad
+    if known is not None and known >> 1 == gen:
+        return bool(known & 1)
+    if u.op is Ops.DETACH or not u.dtype.is_inexact or not _tensor._grad_leaves:
         return False
     leaves = _tensor.grad_leaf_nodes()
-    if all(s in _needs_grad for s in u.src):   # the common case: a node built on known nodes
-        known = u.dtype.is_inexact and u.op is not Ops.DETACH and (u in leaves or any(_needs_grad[s] for s in u.src))
-        _needs_grad[u] = known
-        return known
-    for n in u.toposort(lambda x: x in _needs_grad):
-        if n in _needs_grad:
+    stack: list[tuple[UOp, bool]] = [(u, False)]
+    DETACH = Ops.DETACH
+    while stack:   # sources first; a node answered in this generation is not entered
+        n, expanded = stack.pop()
+        known = n._grad
+        if known is not None and known >> 1 == gen:
             continue
-        _needs_grad[n] = n.dtype.is_inexact and n.op is not Ops.DETACH and (
-            n in leaves or any(_needs_grad.get(s, False) for s in n.src))
-    return _needs_grad[u]
+        if n.op is DETACH or not n.dtype.is_inexact:
+            n._grad = gen << 1
+            continue
+        if not expanded:
+            stack.append((n, True))
+            stack.extend((s, False) for s in n.src)
+            continue
+        needs = n.dtype.is_inexact and n.op is not DETACH and (n in leaves or any(s._grad & 1 for s in n.src))
+        n._grad = gen << 1 | needs
+    return bool(u._grad & 1)
 
 
 def forget_requires_grad() -> None:
     """Called when a tensor becomes a leaf that requires grad: earlier answers may be stale."""
-    _needs_grad.clear()
+    _Memo.generation += 1
 
 
 def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp) -> list[UOp | None]:

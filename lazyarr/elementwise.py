@@ -23,7 +23,7 @@ from typing import Any
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.tensor import Tensor, as_tensor, operands, wrap
+from lazyarr.tensor import Tensor, _two_operands, as_tensor, operands, wrap
 from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop
 
 KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc",
@@ -56,13 +56,14 @@ def _float_unary(name: str, x: Any, op: Ops) -> Tensor:
 
 
 def _binary(name: str, a: Any, b: Any, build, kinds: str = "real", to_float: bool = False) -> Tensor:
-    (ua, ub), dtype, device = operands(a, b)
-    _check(name, dtype, kinds)
+    (ua, ub), dtype, device = _two_operands(a, b) or operands(a, b)
+    if dtype.kind not in KINDS[kinds]:
+        _check(name, dtype, kinds)
     if to_float and not dtype.is_inexact:
         # NumPy divides integers in float64 whatever their size
         f = dtypes.default_float if name == "divide" else _float_of(dtype)
         ua, ub = cast_uop(ua, f), cast_uop(ub, f)
-    return wrap(build(ua, ub), device)
+    return Tensor._from_uop(build(ua, ub), device)
 
 
 def _op(op: Ops):
@@ -72,7 +73,7 @@ def _op(op: Ops):
 # ---- arithmetic ------------------------------------------------------------------------------
 
 def add(x1: Any, x2: Any, /) -> Tensor:
-    return _binary("add", x1, x2, lambda a, b: alu(Ops.OR if a.dtype.is_bool else Ops.ADD, a, b), "numeric")
+    return _binary("add", x1, x2, lambda a, b: alu(Ops.OR if a.dtype.kind == "b" else Ops.ADD, a, b), "numeric")
 
 
 def subtract(x1: Any, x2: Any, /) -> Tensor:
@@ -80,7 +81,7 @@ def subtract(x1: Any, x2: Any, /) -> Tensor:
 
 
 def multiply(x1: Any, x2: Any, /) -> Tensor:
-    return _binary("multiply", x1, x2, lambda a, b: alu(Ops.AND if a.dtype.is_bool else Ops.MUL, a, b), "numeric")
+    return _binary("multiply", x1, x2, lambda a, b: alu(Ops.AND if a.dtype.kind == "b" else Ops.MUL, a, b), "numeric")
 
 
 def divide(x1: Any, x2: Any, /) -> Tensor:

@@ -26,7 +26,7 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
     kind = type(value)
     cacheable = kind is int or kind is bool or (kind is float and value != 0.0)   # 0.0 == -0.0
     if cacheable:
-        u = _consts.get((kind, value, dtype, shape))
+        u = _consts.get((kind, value, id(dtype), shape))   # dtypes are interned; hashing one is a Python call
         if u is not None:
             return u
     c = UOp.const(dtype, value)
@@ -34,7 +34,7 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
     if cacheable and value == value:   # NaN never finds itself
         if len(_consts) >= 4096:
             _consts.clear()
-        _consts[(kind, value, dtype, shape)] = u
+        _consts[(kind, value, id(dtype), shape)] = u
     return u
 
 

@@ -362,7 +362,7 @@ def operands(*args: Any, dtype_rule: str = "promote") -> tuple[list[UOp], DType,
     return out, dtype, device
 
 
-_weak_dtype: dict[tuple[DType, type], DType] = {}
+_weak_dtype: dict[tuple[int, type], DType] = {}
 
 
 def _two_operands(a: Any, b: Any) -> tuple[list[UOp], DType, Device] | None:
@@ -380,11 +380,11 @@ def _two_operands(a: Any, b: Any) -> tuple[list[UOp], DType, Device] | None:
     else:
         return None
     u = t._uop
-    key = (u.dtype, type(scalar))
+    key = (id(u.dtype), type(scalar))   # dtypes are interned; hashing one is a Python call
     dtype = _weak_dtype.get(key)
     if dtype is None:
         dtype = _weak_dtype[key] = dtypes.weak_result(u.dtype, scalar)
-    if dtype.is_int:
+    if dtype.kind in "iu":
         dtypes.check_scalar_fits(scalar, dtype)
     c = const(scalar, dtype, u.shape)
     u = cast_uop(u, dtype)

@@ -119,15 +119,17 @@ def _forget(ref: _Ref, remove: Callable = _remove_dead_weakref, table: dict = _i
 
 class UOp:
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical."""
-    # _view: the view of the buffer holding the node's value once computed (`schedule.realized`)
-    __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "_view", "__weakref__")
+    # _view: the view of the buffer holding the node's value once computed (`schedule.realized`);
+    # _grad: whether it depends on a tensor that requires gradients (`autograd.graph_requires_grad`)
+    __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "_view", "_grad", "__weakref__")
     op: Ops
     dtype: DType
     src: tuple[UOp, ...]
     arg: Any
 
     def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-        key = (op, dtype, src, arg if type(arg) is not float and type(arg) is not complex else _arg_key(arg))
+        # dtypes are interned (never freed): keyed by identity, as hashing one is a Python call
+        key = (op, id(dtype), src, arg if type(arg) is not float and type(arg) is not complex else _arg_key(arg))
         ref = _interned.get(key)
         if ref is not None:
             found = ref()
@@ -135,7 +137,7 @@ class UOp:
                 return found
         self = object.__new__(cls)
         self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
-        self._shape = self._ranges = self._bounds = self._view = None
+        self._shape = self._ranges = self._bounds = self._view = self._grad = None
         ref = _Ref(self, _forget)
         ref.key = key
         _interned[key] = ref
@@ -266,7 +268,7 @@ class UOp:
 
 def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
     """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
-    ref = _interned.get((op, dtype, src, _arg_key(arg)))
+    ref = _interned.get((op, id(dtype), src, _arg_key(arg)))
     return ref is not None and ref() is not None
 
 
