@@ -21,7 +21,7 @@ import math
 
 from lazyarr.compiler.uop import Ops, UOp
 
-PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_ACC: -17, Ops.CONST: -10,
+PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_LOCAL: -18, Ops.DEFINE_ACC: -17, Ops.CONST: -10,
             Ops.END: -5, Ops.LOAD: -1, Ops.STORE: 1, Ops.RANGE: 5}
 
 

@@ -23,6 +23,10 @@ axis by that position:
 - SHARE: a kernel whose store computes e(i) and sums e(j) along a reduced axis of the same
   length (softmax: exp(x - max)) computes e once: a loop inside the outer output loops stores
   e(j) into the output, and the sum and the store read it back.
+- GROUP(axis, g): the reductions over a reduction axis are shared by the g work-items of a
+  work-group, combined through work-group memory (`lazyarr.compiler.group`); only for targets
+  whose `group_reduce` is set (OpenCL), and on its own. Such targets take no other action
+  but UPCAST without VECTOR (matmul's register tile, `group.register_tile`).
 EPILOGUE and SHARE write the output before the kernel is done reading its inputs, so neither is
 applied when an input could lend the output its storage (`may_share_output`).
 The outermost output loop is the one the renderer splits across threads (`#pragma omp parallel
@@ -49,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from lazyarr import dtypes
+from lazyarr.compiler.group import apply_group, group_heuristic, register_tile
 from lazyarr.compiler.lower_reduce import splat
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.symbolic import simplify
@@ -59,7 +64,7 @@ REDUCE_OPS_ON_VECTORS = frozenset({Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN})
 
 @dataclass(frozen=True)
 class Opt:
-    action: str    # "vector", "upcast" (on a reduction axis: unroll), "tile", "epilogue" or "share"
+    action: str    # "vector", "upcast" (on a reduction axis: unroll), "tile", "epilogue", "share" or "group"
     axis: int
     amount: int
 
@@ -77,6 +82,7 @@ class OptTarget:
     l2_bytes: int = 1 << 20
     threads: int = 1
     vector_ops: frozenset = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.NEG, Ops.MAX, Ops.MIN})
+    group_reduce: int = 0              # work-items of a group reduction (0: the target has none)
 
 
 # ---- the kernel's axes -----------------------------------------------------------------------
@@ -458,6 +464,10 @@ def apply_opts(sink: UOp, opts: list[Opt], target: OptTarget = OptTarget()) -> U
     k = analyse(sink)
     if k is None or not opts:
         return sink
+    if any(o.action == "group" for o in opts):
+        if any(o.action != "group" for o in opts):
+            raise ValueError(f"{opts}: GROUP goes with no other action")
+        return apply_group(k, opts)
     if any(o.action == "share" for o in opts):
         shared = share_reduced_value(k)
         if shared is None:
@@ -556,6 +566,8 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
       sums, products, maxima and minima); other kernels get no actions."""
     if not k.reduces:
         return []
+    if target.group_reduce:   # a GPU: reductions shared by work-groups, else matmul's register tile
+        return group_heuristic(k, target.group_reduce) or register_tile(k)
     if not k.inner_loops:
         shared = share_reduced_value(k)
         if shared is not None:

@@ -436,8 +436,14 @@ class CRenderer:
                 emit(self.open_range(u, ref(u.src[0])))
                 depth += 1
             elif op is Ops.END:
+                for line in self.close_range(u.src[1]):
+                    emit(line)
                 depth -= 1
                 emit("}")
+            elif op in (Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.BARRIER):
+                names[u], line = self.work_group(u)
+                if line:
+                    emit(line)
             elif op is Ops.IF:
                 emit(f"if ({ref(u.src[0])}) {{")
                 depth += 1
@@ -503,3 +509,11 @@ class CRenderer:
 
     def open_range(self, r: UOp, size: str) -> str:
         return f"for (int64_t r{r.arg} = 0; r{r.arg} < {size}; r{r.arg}++) {{"
+
+    def close_range(self, r: UOp) -> list[str]:
+        """Lines at the end of loop r's body."""
+        return []
+
+    def work_group(self, u: UOp) -> tuple[str, str]:
+        """The name and the line of a work-group op (group reductions): C has none."""
+        raise NotImplementedError(f"the C renderer has no {u.op.name}")

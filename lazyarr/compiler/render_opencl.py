@@ -10,8 +10,15 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
   grid-stride loops (`for (i = get_global_id(d); i < n; i += get_global_size(d))`, the inner
   loop on dimension 0 so that neighbouring work-items touch neighbouring elements); the grid's
   size is recorded in the source's first line for the runtime; other loops stay loops. Work
-  outside the inner parallel loop runs in every work-item, so the scheduler keeps reductions
-  out of it;
+  outside the inner parallel loop runs in every work-item: the second loop is spread only when
+  every reduction runs inside it, and rangeify keeps reductions that do not run inside the first
+  out of the kernel (`parallel_loops`);
+- group reductions (`lazyarr.compiler.group`, chosen by kernel optimisation through
+  `opt_target`): a kernel with a work-item number (DEFINE_VAR "lidx0") runs in work-groups of
+  that many work-items (the launch line adds "local g"); its group loops step over work-groups
+  (`get_group_id`), its strided ranges over the work-items of a group (`get_local_id`), work-group
+  memory is `__local`, BARRIER is `barrier(CLK_LOCAL_MEM_FENCE)`, and a loop around a BARRIER
+  ends with one too;
 - no OpenMP pragmas, and transcendental functions use the device's built-ins (OpenCL requires
   them to be within a few ulp; they are fast on GPUs).
 """
@@ -24,31 +31,57 @@ from lazyarr.compiler.uop import Ops, UOp
 TYPEDEFS = ("typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
             "typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef ulong uint64_t;")
 MAX_WORK_ITEMS = 1 << 20
+MAX_GROUPS = 1 << 16   # work-groups along a dimension (the group loops are grid-stride too)
+GROUP_SIZE = 256       # work-items that share a group reduction (lazyarr.compiler.group)
 
 
 class OpenCLRenderer(CRenderer):
     device = "opencl"
     has_predicated_store = False
-    # the first two loops over the output are spread over a 2-D grid of work-items; every work-item
-    # runs what lies outside the inner one, so rangeify keeps reductions out of there
-    parallel_loops = 2
+    # the first two loops over the output are spread over a 2-D grid of work-items, the second only
+    # when every reduction runs inside it: rangeify may then fuse a reduction that runs inside the
+    # first loop alone (softmax's row maximum), which a group reduction shares among work-items
+    parallel_loops = 1
+    grid_dims = 2
     approx_by_default = frozenset()
 
     def __init__(self, fp64: bool = True) -> None:
         super().__init__()
         self.fp64 = fp64
         self._dims: dict[UOp, int] = {}
+        self._strided: frozenset = frozenset()
+        self._barrier_loops: frozenset = frozenset()
+        self._grouped = False
+        self._group = 1
 
     def loop_pragmas(self, program: list[UOp]) -> dict[UOp, str]:
         return {}
 
+    def opt_target(self):
+        from lazyarr.compiler.opts import OptTarget
+        return OptTarget(group_reduce=GROUP_SIZE)
+
     def render(self, name: str, program: list[UOp]) -> str:
+        lid = next((u for u in program if u.op is Ops.DEFINE_VAR and u.arg[0] == "lidx0"), None)
+        self._strided = frozenset(u for u in program if u.op is Ops.RANGE and lid is not None and lid in u.src)
+        self._barrier_loops = frozenset().union(*(u.ranges for u in program if u.op is Ops.BARRIER))
         store_ranges = frozenset().union(*(u.ranges for u in program if u.op is Ops.STORE))
-        outer = sorted((u for u in program if u.op is Ops.RANGE and u in store_ranges), key=lambda r: r.arg)
-        parallel = outer[:self.parallel_loops]   # output ranges nest in the order of their numbers
+        outer = sorted((u for u in program if u.op is Ops.RANGE and u in store_ranges and u not in self._strided),
+                       key=lambda r: r.arg)
+        parallel = outer[:self.grid_dims]   # output ranges nest in the order of their numbers
+        if lid is None and any(r not in a.ranges for a in program if a.op is Ops.DEFINE_ACC for r in parallel[1:]):
+            parallel = parallel[:1]   # a work-item per element would compute the reduction again
         self._dims = {r: len(parallel) - 1 - i for i, r in enumerate(parallel)}   # the innermost is dimension 0
-        sizes = [min(r.src[0].arg, MAX_WORK_ITEMS) for r in reversed(parallel)] or [1]
-        return f"// lazyarr launch {' '.join(map(str, sizes))}\n" + super().render(name, program)
+        self._grouped = lid is not None
+        self._group = 1 if lid is None else lid.arg[2] + 1
+        if lid is None:
+            sizes = [min(r.src[0].arg, MAX_WORK_ITEMS) for r in reversed(parallel)] or [1]
+            launch = " ".join(map(str, sizes))
+        else:   # one work-group of g work-items per iteration of the group loops
+            g = lid.arg[2] + 1
+            groups = [min(r.src[0].arg, MAX_GROUPS) for r in reversed(parallel)] or [1]
+            launch = " ".join(map(str, [groups[0] * g, *groups[1:]])) + " local " + " ".join(map(str, [g] + [1] * (len(groups) - 1)))
+        return f"// lazyarr launch {launch}\n" + super().render(name, program)
 
     def prelude(self, program: list[UOp]) -> list[str]:
         uses_double = any(u.dtype.scalar is dtypes.float64 or (u.op is Ops.DEFINE_GLOBAL and u.dtype.base is dtypes.float64)
@@ -69,8 +102,26 @@ class OpenCLRenderer(CRenderer):
         return [f"__kernel void {name}({', '.join(ordered)}) {{"]
 
     def open_range(self, r: UOp, size: str) -> str:
+        v = f"r{r.arg}"
+        if r in self._strided:   # this work-item's share of the range
+            return f"for (int64_t {v} = get_local_id(0); {v} < {size}; {v} += {self._group}) {{"   # a known trip count
         if r in self._dims:
             d = self._dims[r]
-            return f"for (int64_t r{r.arg} = get_global_id({d}); r{r.arg} < {size}; r{r.arg} += get_global_size({d})) {{"
+            if self._grouped:
+                return f"for (int64_t {v} = get_group_id({d}); {v} < {size}; {v} += get_num_groups({d})) {{"
+            return f"for (int64_t {v} = get_global_id({d}); {v} < {size}; {v} += get_global_size({d})) {{"
         return super().open_range(r, size)
 
+    def close_range(self, r: UOp) -> list[str]:
+        # the group's next iteration may overwrite partials only once every work-item has read them
+        return ["barrier(CLK_LOCAL_MEM_FENCE);"] if r in self._barrier_loops else []
+
+    def work_group(self, u: UOp) -> tuple[str, str]:
+        if u.op is Ops.DEFINE_VAR and u.arg[0] == "lidx0":
+            return "lidx0", "const int64_t lidx0 = get_local_id(0);"
+        if u.op is Ops.DEFINE_LOCAL:
+            base = "uchar" if u.dtype.base is dtypes.bool_ else c_type(u.dtype.base)
+            return f"lbuf{u.arg[0]}", f"__local {base} lbuf{u.arg[0]}[{u.arg[1]}];"
+        if u.op is Ops.BARRIER:
+            return "", "barrier(CLK_LOCAL_MEM_FENCE);"
+        return super().work_group(u)

@@ -50,10 +50,12 @@ class OpenCLProgram:
     def __init__(self, device: OpenCLDevice, name: str, source: str, program: Any):
         self.device, self.name, self.source = device, name, source
         self.kernel = getattr(program, name)
-        match = re.match(r"// lazyarr launch ([\d ]+)", source)
+        match = re.match(r"// lazyarr launch ([\d ]+?)(?: local ([\d ]+))?\n", source)
         sizes = [int(v) for v in match.group(1).split()] if match else [1]
-        # work-groups of up to 256 along dimension 0; the grid rounds up (the loops are grid-stride)
-        self.local_size = (min(256, sizes[0]),) + (1,) * (len(sizes) - 1)
+        if match and match.group(2):   # the kernel's own work-groups (group reductions)
+            self.local_size = tuple(int(v) for v in match.group(2).split())
+        else:   # work-groups of up to 256 along dimension 0; the grid rounds up (the loops are grid-stride)
+            self.local_size = (min(256, sizes[0]),) + (1,) * (len(sizes) - 1)
         self.global_size = tuple(-(-n // g) * g for n, g in zip(sizes, self.local_size))
         # the buffers the kernel takes: a buffer the kernel no longer reads (folded away) is not a
         # parameter, while the schedule still lists it
