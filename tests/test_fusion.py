@@ -80,3 +80,17 @@ def test_selected_loads_are_not_miscompiled():
     w = np.linspace(0.5, 1.5, b.size)
     got = xp.where(xp.asarray(b) < 1.0, 0.0, xp.asarray(w)) * xp.asarray(b)
     assert_close(got, np.where(b < 1.0, 0.0, w) * b)
+
+
+def test_an_expensive_value_read_by_several_outputs_is_computed_once():
+    from lazyarr.compiler.schedule import create_schedule
+    x = xp.asarray(np.random.default_rng(2).standard_normal(1 << 15))
+    u = xp.exp(xp.sin(x))
+    a, b = u * 2, u + 1
+    items = create_schedule([(a.uop, a.device), (b.uop, b.device)]).items
+    assert len(items) == 3
+    assert sum(str(it.source).count("sin") > 0 for it in items) == 1
+    xp.realize(a, b)
+    un = np.exp(np.sin(np.asarray(x)))
+    assert_close(a, un * 2, rtol=1e-12)
+    assert_close(b, un + 1, rtol=1e-12)

@@ -90,8 +90,22 @@ def test_a_large_sum_is_split_in_two_kernels():
 
 
 def test_the_split_can_be_turned_off(monkeypatch):
+    ones = np.ones(1 << 20, np.float32)
+    assert kernels(xp.sum(xp.asarray(ones))) == 2
+    # the same graph structure scheduled again after the setting changed: the schedule cache
+    # must not answer with the split schedule
     monkeypatch.setattr(settings, "split_reduceop", False)
-    assert kernels(xp.sum(xp.asarray(np.ones(1 << 20, np.float32)))) == 1
+    assert kernels(xp.sum(xp.asarray(ones))) == 1
+
+
+def test_the_split_threshold_and_size_settings(monkeypatch):
+    ones = np.ones(1 << 20, np.float32)
+    monkeypatch.setattr(settings, "reduceop_split_threshold", (1 << 20) + 1)   # input too small now
+    assert kernels(xp.sum(xp.asarray(ones))) == 1
+    monkeypatch.setattr(settings, "reduceop_split_threshold", 32768)
+    monkeypatch.setattr(settings, "reduceop_split_size", 2)   # the first part's output at most 4 elements
+    t = xp.sum(xp.asarray(ones))
+    assert kernels(t) == 1 and float(t) == 1 << 20
 
 
 def test_a_reduction_broadcast_along_an_outer_axis_gets_its_own_buffer():
@@ -130,9 +144,29 @@ def test_materialising_storage_is_the_storage():
     assert kernels(x.contiguous()) == 0
 
 
+def test_materialising_a_copy_is_the_copy():
+    devices = xp.__array_namespace_info__().devices()
+    if len(devices) < 2:
+        pytest.skip("one device: every copy is to the same device")
+    x = xp.arange(5.0, device=devices[0]).realize()
+    moved = x.to_device(devices[1]).contiguous()
+    items = moved.schedule()
+    assert len(items) == 1 and type(items[0]).__name__ == "CopyItem"   # the copy's buffer, no kernel after it
+    assert_close(moved, np.arange(5.0))
+
+
 def test_copy_to_the_same_device_is_the_value():
     x = xp.arange(5.0).realize()
     assert kernels(x.to_device(x.device) + 1) == 1
+
+
+def test_reductions_of_an_empty_axis_are_their_identity():
+    z = xp.ones((0, 3))
+    for fn, want in ((xp.sum, 0.0), (xp.prod, 1.0), (xp.any, False), (xp.all, True)):
+        r = fn(z, axis=0)
+        assert kernels(r) <= 1 and np.array_equal(np.asarray(r), np.full(3, want))
+    with pytest.raises(ValueError, match="identity"):   # as NumPy: max and min have none
+        xp.max(z, axis=0)
 
 
 def test_values_with_an_empty_axis_are_constants():

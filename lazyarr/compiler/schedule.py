@@ -27,7 +27,8 @@ from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.prepare import prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.uop import Ops, UOp, _arg_key, node_exists
+from lazyarr.compiler.decompositions import TRANSCENDENTAL
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, node_exists
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView, get_device
 
@@ -119,7 +120,43 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
     points |= {u for u in order if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.CALL_RESULT) and not is_buffer_view(u)}
     # a call reads whole buffers, and a copy copies one: any other source is materialised first
     points |= {s for u in order if u.op in (Ops.CALL, Ops.COPY) for s in u.src if not is_buffer_view(s)}
+    points |= expensive_shared_values(order, points)
     return [u for u in order if u in points]
+
+
+# Recomputing a value in each kernel that reads it costs its operations once per kernel; storing it
+# costs a write and a read per element. Below this many elements, recomputing is cheaper than a kernel.
+RECOMPUTE_LIMIT = 1 << 14
+
+
+def expensive_shared_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
+    """Values worth a buffer of their own although nothing forces one: values that compute a
+    transcendental function (and no reduction) and that the kernels of several realize points
+    read, each of which would compute them again. (A value evaluated inside a loop it does not
+    depend on, as a broadcast makes it, rangeify reports: see `redundant_reductions`.)"""
+    costly: dict[UOp, bool] = {}
+    for u in order:   # dependency order: sources first
+        if is_buffer_view(u) or u in points:
+            costly[u] = False
+        elif u.op is Ops.REDUCE_AXIS or any(s.op is Ops.REDUCE_AXIS or costly.get(s) is None for s in u.src):
+            costly[u] = None   # depends on a reduction
+        else:
+            costly[u] = u.op in TRANSCENDENTAL or any(costly[s] for s in u.src)
+    found: set[UOp] = set()
+    # users first: once a value has a buffer, the values under it are computed by its kernel alone
+    for u in reversed(order):
+        if costly.get(u) and u.size >= RECOMPUTE_LIMIT and u.op not in GroupOp.Movement:
+            stops = points | found
+            if sum(u in _kernel_nodes(p, stops) for p in stops) > 1:
+                found.add(u)
+    return found
+
+
+def _kernel_nodes(point: UOp, points: set[UOp]) -> set[UOp]:
+    """The nodes the kernel of `point` computes: its graph down to buffers and other points."""
+    def stop(x: UOp) -> bool:
+        return x in points or is_buffer_view(x)
+    return {u for s in point.src for u in s.toposort(stop) if not stop(u)}
 
 
 @dataclass
@@ -199,7 +236,9 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
             for s in reversed(n.src):
                 if s not in index:
                     stack.append((s, False))
-    return (tuple(parts), tuple(d.name for d in devices)), inputs, order, resolved
+    # the settings that change how a graph is scheduled belong to its key
+    scheduling = (settings.split_reduceop, settings.reduceop_split_threshold, settings.reduceop_split_size)
+    return (tuple(parts), tuple(d.name for d in devices), scheduling), inputs, order, resolved
 
 
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
