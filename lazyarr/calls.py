@@ -165,6 +165,7 @@ class CallSpec:
     outputs: tuple[tuple[tuple[int, ...], DType], ...]
     writes: tuple[int, ...]
     scalars: tuple[Any, ...]
+    global_size: tuple[int, ...] | None = None   # OpenCL: the work-items to launch
 
     @property
     def result_shapes(self) -> tuple[tuple[int, ...], ...]:
@@ -176,7 +177,8 @@ class CallSpec:
 
 
 def _call(name: str, source: str | None, routine: Callable | None, inputs: Sequence[Any],
-          outputs: Sequence[tuple[Any, Any]], writes: Sequence[int], scalars: Sequence[Any]) -> Any:
+          outputs: Sequence[tuple[Any, Any]], writes: Sequence[int], scalars: Sequence[Any],
+          global_size: Sequence[int] | None = None) -> Any:
     ts = [as_tensor(x) for x in inputs]
     device = ts[0].device if ts else get_device(None)
     for t in ts:
@@ -190,21 +192,30 @@ def _call(name: str, source: str | None, routine: Callable | None, inputs: Seque
     for v in scalars:
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise TypeError(f"{name}: scalars must be Python ints or floats, got {type(v).__name__}")
-    spec = CallSpec(name, source, routine, tuple((t.shape, t.dtype) for t in ts), outs, writes, tuple(scalars))
+    if global_size is not None:
+        global_size = tuple(int(n) for n in global_size)
+        if not 1 <= len(global_size) <= 3 or any(n < 0 for n in global_size):
+            raise ValueError(f"{name}: global_size must be 1 to 3 sizes >= 0, got {global_size}")
+    spec = CallSpec(name, source, routine, tuple((t.shape, t.dtype) for t in ts), outs, writes, tuple(scalars),
+                    global_size)
     call = UOp(Ops.CALL, dtypes.void, tuple(t.uop for t in ts), spec)
     results = tuple(wrap(UOp(Ops.CALL_RESULT, d, (call,), i), device) for i, d in enumerate(spec.result_dtypes))
     return results[0] if len(results) == 1 else results
 
 
 def custom_kernel(source: str, name: str, inputs: Sequence[Any], outputs: Sequence[tuple[Any, Any]] = (),
-                  writes: Sequence[int] = (), scalars: Sequence[Any] = ()) -> Any:
-    """A kernel given as C source: `void name(T0* out0, ..., const U0* in0, ..., scalars...)`, the
-    new results first, then the inputs (an input in `writes` as `U*`), then ints (`int64_t`) and
-    floats (`double`). Returns the results: the new outputs, then the written inputs' new values
-    (one tensor, or a tuple)."""
+                  writes: Sequence[int] = (), scalars: Sequence[Any] = (),
+                  global_size: Sequence[int] | None = None) -> Any:
+    """A kernel given as source, in the language of the inputs' device. On the CPU, C:
+    `void name(T0* out0, ..., const U0* in0, ..., scalars...)`, the new results first, then the
+    inputs (an input in `writes` as `U*`), then ints (`int64_t`) and floats (`double`). On OpenCL,
+    OpenCL C with the same arguments: `__kernel void name(__global T0* out0, ..., __global const
+    U0* in0, ..., long or double scalars)`, launched over `global_size` work-items (default: the
+    first result's element count; the driver picks the work-group size). Returns the results: the
+    new outputs, then the written inputs' new values (one tensor, or a tuple)."""
     if not name.isidentifier():
         raise ValueError(f"custom_kernel: {name!r} is not a C identifier")
-    return _call(name, source, None, inputs, outputs, writes, scalars)
+    return _call(name, source, None, inputs, outputs, writes, scalars, global_size)
 
 
 def precompiled(routine: Callable[..., Any], inputs: Sequence[Any], outputs: Sequence[tuple[Any, Any]] = (),

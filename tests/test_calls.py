@@ -99,9 +99,10 @@ def test_precompiled_routine():
 @pytest.mark.cpu_only
 def test_a_custom_kernel_compiles_once():
     a = xp.ones(6, dtype=xp.float32)
-    custom_kernel(C_AXPY, "axpy", [a, a], outputs=[((6,), xp.float32)], scalars=[6, 1.0]).realize()
+    assert_close(custom_kernel(C_AXPY, "axpy", [a, a], outputs=[((6,), xp.float32)], scalars=[6, 1.0]), np.full(6, 2.0, np.float32))
     n = len(executor._programs)
-    custom_kernel(C_AXPY, "axpy", [a, a], outputs=[((6,), xp.float32)], scalars=[6, 2.0]).realize()
+    # the same code with other scalars: no compile, and the new scalars reach the kernel
+    assert_close(custom_kernel(C_AXPY, "axpy", [a, a], outputs=[((6,), xp.float32)], scalars=[6, 2.0]), np.full(6, 3.0, np.float32))
     assert len(executor._programs) == n
 
 
@@ -116,3 +117,49 @@ def test_call_errors():
     broken = custom_kernel("void oops(float* o) { this is not C; }", "oops", [], outputs=[((2,), xp.float32)])
     with pytest.raises(xp.CompileError, match="this is not C"):
         broken.realize()
+
+
+@pytest.mark.cpu_only
+def test_a_failed_compile_leaves_the_inputs_uncomputed_and_correct():
+    x = xp.arange(4.0) * 3          # computed in the same schedule as the broken call
+    broken = custom_kernel("void oops(double* o, const double* x) { nope; }", "oops", [x],
+                           outputs=[((4,), xp.float64)])
+    with pytest.raises(xp.CompileError):
+        broken.realize()
+    assert_close(x + 1, np.arange(4.0) * 3 + 1)   # not a buffer that no kernel filled
+
+
+OPENCL_AXPY = """
+__kernel void axpy(__global double* out, __global const double* x, __global const double* y, double a, long n) {
+  size_t i = get_global_id(0);
+  if (i < n) out[i] = a * x[i] + y[i];
+}
+"""
+
+
+def _opencl():
+    devices = [d for d in xp.__array_namespace_info__().devices() if d.name.startswith("opencl")]
+    if not devices:
+        pytest.skip("no OpenCL device")
+    return devices[0]
+
+
+def test_custom_opencl_kernel_with_scalars_written_inputs_and_a_global_size():
+    dev = _opencl()
+    x, y = xp.arange(6.0, device=dev), xp.ones(6, device=dev)
+    out = custom_kernel(OPENCL_AXPY, "axpy", [x * 2, y], outputs=[((6,), xp.float64)], scalars=[3.0, 6])
+    assert out.device == dev and "__kernel void axpy" in out.schedule()[-1].source
+    assert_close(out + 1, 6 * np.arange(6.0) + 2)
+    scale = "__kernel void scale(__global double* v, double a) { v[get_global_id(0)] *= a; }"
+    v = x + 1
+    scaled = custom_kernel(scale, "scale", [v], writes=[0], scalars=[2.0])
+    assert_close(scaled, 2 * (np.arange(6.0) + 1))
+    assert_close(v, np.arange(6.0) + 1)      # read later: the call wrote into a copy
+    half = custom_kernel(scale, "scale", [x + 1], writes=[0], scalars=[2.0], global_size=(3,))
+    assert_close(half, np.r_[2 * (np.arange(3.0) + 1), np.arange(3.0, 6.0) + 1])
+    with pytest.raises(ValueError, match="global_size"):
+        custom_kernel(scale, "scale", [x], writes=[0], scalars=[2.0], global_size=(1, 1, 1, 1))
+    broken = custom_kernel("__kernel void oops(__global double* o) { nope; }", "oops", [],
+                           outputs=[((2,), xp.float64)])
+    with pytest.raises(Exception, match="nope"):   # the build log names the problem
+        broken.to_device(dev).realize() if broken.device != dev else broken.realize()

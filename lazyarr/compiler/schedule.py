@@ -410,7 +410,9 @@ class CallItem:
     @property
     def source(self) -> str:
         from lazyarr.calls import c_wrapper
-        return c_wrapper(self.spec)[0] if self.spec.source is not None else f"<precompiled {self.spec.routine!r}>"
+        if self.spec.source is None:
+            return f"<precompiled {self.spec.routine!r}>"
+        return c_wrapper(self.spec)[0] if self.device.name == "cpu" else self.spec.source
 
     def arguments(self) -> list[Buffer]:
         """The buffers in the callee's order: outputs, then inputs, each written one replaced by
@@ -480,7 +482,9 @@ def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp],
     """The views the outputs will have and the kernels that fill them; `realized` learns the
     views now (it holds nodes weakly). Run the kernels with `run` once the caller has let go of
     the graphs it no longer needs, so that their buffers' storage can be reused."""
+    from lazyarr.runtime.executor import compile_all
     sched = create_schedule(outputs)
+    compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
     for p, v in list(sched.buffers.items()) + list(sched.views.items()):
         if p is not v:
             realized[p] = v

@@ -11,6 +11,7 @@ the input's storage under the same condition, and into a copy of it otherwise.
 """
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
@@ -83,15 +84,31 @@ def _compile(item: Any) -> Any:
     spec = getattr(item, "spec", None)
     if spec is None:
         return item.device.compile(item.name, item.source)
+    # a call's program is shared by calls of the same code: it takes the call's spec (scalars,
+    # global size) with the buffers at each launch
     from lazyarr.calls import as_numpy_args, c_wrapper, scalar_bits
+    if spec.source is not None and item.device.name != "cpu":
+        return _opencl_call(item.device, spec)
     if spec.source is not None:
         source, entry = c_wrapper(spec)
         prog = item.device.compile(entry, source)
-        extra = [scalar_bits(v) for v in spec.scalars]
-        return lambda buffers: prog(buffers, extra)
+        return lambda buffers, call: prog(buffers, [scalar_bits(v) for v in call.scalars])
     if item.device.name != "cpu":
         raise TypeError(f"precompiled routine {spec.name} runs on host memory; its inputs are on {item.device.name}")
-    return lambda buffers: spec.routine(*as_numpy_args(spec, buffers), *spec.scalars)
+    return lambda buffers, call: call.routine(*as_numpy_args(call, buffers), *call.scalars)
+
+
+def _opencl_call(device: Any, spec: Any) -> Callable[[list[Any], Any], None]:
+    """A custom OpenCL kernel: built from the user's source, launched over the call's global size
+    (the first result's elements by default) with the buffers, then the scalars as long or double."""
+    prog = device.compile(spec.name, spec.source)
+
+    def launch(buffers: list[Any], call: Any) -> None:
+        size = call.global_size or (math.prod(call.result_shapes[0]) if call.result_shapes else 1,)
+        scalars = [np.int64(v) if isinstance(v, int) else np.float64(v) for v in call.scalars]
+        if math.prod(size):
+            prog.kernel(device.queue, size, None, *(b.storage for b in buffers), *scalars)
+    return launch
 
 
 def _reusable(b: Any, out: Any, i: int, last_use: dict[int, int], readable: Callable[[Any], bool]) -> bool:
@@ -121,15 +138,15 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> N
                     dst.take_storage(src)
                 elif dst.storage is None:
                     dst.copyin(np.array(src.numpy(), copy=True))
-            args = item.arguments()
+            args, call = item.arguments(), item.spec
         else:
-            args = buffers
+            args, call = buffers, None
         for b in buffers:
             if b.storage is None:
                 b.ensure_allocated()
         if debug >= 1:
             start = time.perf_counter()
-            prog(args)
+            prog(args) if call is None else prog(args, call)
             item.device.synchronize()
             elapsed = time.perf_counter() - start
             print(f"kernel {item.name:<28} {item.device.name:<9} {len(item.buffers)} bufs  "
@@ -137,4 +154,4 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> N
             if debug >= 2:
                 print(item.source)
         else:
-            prog(args)
+            prog(args) if call is None else prog(args, call)
