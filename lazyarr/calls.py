@@ -166,6 +166,7 @@ class CallSpec:
     writes: tuple[int, ...]
     scalars: tuple[Any, ...]
     global_size: tuple[int, ...] | None = None   # OpenCL: the work-items to launch
+    device: Any = None                             # where it runs: its inputs' device
 
     @property
     def result_shapes(self) -> tuple[tuple[int, ...], ...]:
@@ -197,7 +198,7 @@ def _call(name: str, source: str | None, routine: Callable | None, inputs: Seque
         if not 1 <= len(global_size) <= 3 or any(n < 0 for n in global_size):
             raise ValueError(f"{name}: global_size must be 1 to 3 sizes >= 0, got {global_size}")
     spec = CallSpec(name, source, routine, tuple((t.shape, t.dtype) for t in ts), outs, writes, tuple(scalars),
-                    global_size)
+                    global_size, device)
     call = UOp(Ops.CALL, dtypes.void, tuple(t.uop for t in ts), spec)
     results = tuple(wrap(UOp(Ops.CALL_RESULT, d, (call,), i), device) for i, d in enumerate(spec.result_dtypes))
     return results[0] if len(results) == 1 else results

@@ -286,9 +286,10 @@ Tensor.assign = _assign
 
 def realize(*tensors: Tensor) -> None:
     """Compute several tensors in one schedule, so shared work runs once."""
-    from lazyarr.compiler.schedule import is_buffer_view, realized, run, schedule_realize
+    from lazyarr.compiler.schedule import is_buffer_view, realized, realized_for, run, schedule_realize
     unique = list({id(t): t for t in tensors}.values())
-    todo = [t for t in unique if not is_buffer_view(t.uop) and t.uop not in realized]
+    todo = [t for t in unique if not is_buffer_view(t.uop) and
+            not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
     if not todo:
         return
     views, items = schedule_realize([(t.uop, t.device) for t in todo])

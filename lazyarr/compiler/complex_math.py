@@ -237,7 +237,17 @@ def log1p(x: R, y: R) -> Parts:
 
 
 def sqrt(x: R, y: R) -> Parts:
-    """Kahan: t = √((|x| + |z|)/2); x ≥ 0: t + i·y/(2t), else |y|/(2t) + i·copysign(t, y)."""
+    """Kahan: t = √((|x| + |z|)/2); x ≥ 0: t + i·y/(2t), else |y|/(2t) + i·copysign(t, y).
+    Subnormal parts are scaled by an even power of two first (|z| would round away their digits)
+    and the root by half that power after."""
+    k = 1 - round(math.log2(dtypes.finfo(x.dtype).eps))
+    k += k % 2
+    tiny = (x.abs() < dtypes.finfo(x.dtype).smallest_normal) & (y.abs() < dtypes.finfo(x.dtype).smallest_normal)
+    re, im = _sqrt(where(tiny, x * 2.0 ** k, x), where(tiny, y * 2.0 ** k, y))
+    return where(tiny, re * 2.0 ** (-k // 2), re), where(tiny, im * 2.0 ** (-k // 2), im)
+
+
+def _sqrt(x: R, y: R) -> Parts:
     t = (0.5 * x.abs() + 0.5 * hypot(x, y)).sqrt()
     q = y.abs() * 0.5 / t
     pos = ~(x < 0.0)

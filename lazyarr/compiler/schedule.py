@@ -203,10 +203,13 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
             parts.append((n.op, id(n.dtype), _arg_key(n.arg), tuple([index[s] for s in n.src])))
         index[n] = len(parts) - 1
         order.append(n)
+    names = {d.name for d in devices}
     stack: list[tuple[UOp, bool]] = [(UOp(Ops.SINK, dtypes.void, tuple(roots)), False)]
     while stack:
         n, expanded = stack.pop()
         view = n._view
+        if view is not None and view is not n and not realized_for(n, view, names):
+            view = None   # constants realized on another device: computed again here
         if expanded:
             if view is None or view is n:
                 if n.op is BUFFER:
@@ -239,6 +242,15 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
     # the settings that change how a graph is scheduled belong to its key
     scheduling = (settings.split_reduceop, settings.reduceop_split_threshold, settings.reduceop_split_size)
     return (tuple(parts), tuple(d.name for d in devices), scheduling), inputs, order, resolved
+
+
+def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
+    """Whether realized node n's buffer (`view`) serves a graph computed on `device_names`. Nodes are
+    shared by devices: a value made of constants alone (`arange(6.0)`) is the same node on every
+    device, but its buffer lives on one; on another device it is computed again. A value that reads
+    storage is tied to that storage's device, whatever device reads it (through a COPY)."""
+    return view_buffer(view).device.name in device_names or \
+        any(u.op is Ops.BUFFER for u in n.toposort(lambda x: x in realized))
 
 
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
@@ -359,7 +371,7 @@ def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], rep
     """The item running a CALL: its results' buffers (unread results get buffers too), its inputs'
     buffers, and a buffer for each written input's new value."""
     spec = call.arg
-    device = next((buffers[s].device for s in call.src if s in buffers), None) or _graph_device(call) or get_device()
+    device = spec.device or get_device()
     results = []
     for i, dtype in enumerate(spec.result_dtypes):
         node = UOp(Ops.CALL_RESULT, dtype, (call,), i)
@@ -382,6 +394,8 @@ def _replace_points(u: UOp, views: dict[UOp, UOp], done: dict[UOp, UOp]) -> UOp:
 
 
 def _graph_device(u: UOp) -> Device | None:
+    if u.op is Ops.CALL_RESULT:   # a call runs on the device it was made for
+        return u.src[0].arg.device
     for n in u.toposort(lambda x: x.op is Ops.COPY):
         if n.op is Ops.BUFFER:
             return n.arg.device
