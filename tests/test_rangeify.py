@@ -246,3 +246,15 @@ def test_assign_updates_in_place_and_refuses_broadcasts():
         xp.broadcast_to(xp.ones(3), (2, 3))[0].assign(xp.zeros(3))
     with pytest.raises(ValueError):
         xp.ones(3).assign(xp.ones(4))
+
+
+def test_a_constant_value_realized_on_one_device_is_computed_again_on_another():
+    devices = xp.__array_namespace_info__().devices()
+    if len(devices) < 2:
+        pytest.skip("one device")
+    first = xp.arange(6.0, device=devices[0]) * 1
+    first.realize()                      # the node arange(6.0) * 1 now has a buffer on devices[0]
+    again = xp.arange(6.0, device=devices[1]) * 1 + xp.ones(6, device=devices[1])
+    assert all(it.device == devices[1] for it in again.schedule())
+    assert_close(again, np.arange(6.0) + 1)
+    assert again._buffer().device == devices[1]
