@@ -24,17 +24,22 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
     if type(shape) is not tuple:
         shape = tuple(shape)
     kind = type(value)
-    cacheable = kind is int or kind is bool or (kind is float and value != 0.0)   # 0.0 == -0.0
+    if kind is float:   # 0.0 == -0.0, but they are different constants; NaN never finds itself
+        key = (kind, value, id(dtype), shape) if value != 0.0 else ("zero", math.copysign(1.0, value), id(dtype), shape)
+        cacheable = value == value
+    else:
+        key = (kind, value, id(dtype), shape)   # dtypes are interned; hashing one is a Python call
+        cacheable = kind is int or kind is bool
     if cacheable:
-        u = _consts.get((kind, value, id(dtype), shape))   # dtypes are interned; hashing one is a Python call
+        u = _consts.get(key)
         if u is not None:
             return u
     c = UOp.const(dtype, value)
     u = expand_uop(c, shape) if shape else c
-    if cacheable and value == value:   # NaN never finds itself
+    if cacheable:
         if len(_consts) >= 4096:
             _consts.clear()
-        _consts[(kind, value, id(dtype), shape)] = u
+        _consts[key] = u
     return u
 
 

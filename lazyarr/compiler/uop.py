@@ -104,6 +104,14 @@ def _arg_key(arg: Any) -> Any:
     return arg
 
 
+def _shape_of(u: UOp) -> tuple[int, ...]:
+    """The tensor-level shape rules live in lazyarr.ops, which imports this module: bound on first use."""
+    global _shape_of
+    from lazyarr.ops import shape_of
+    _shape_of = shape_of
+    return shape_of(u)
+
+
 class _Ref(weakref.ref):
     """The intern table's weak reference to a node, knowing its key (a WeakValueDictionary's
     Python-level get and set cost more than the rest of building a node)."""
@@ -151,17 +159,16 @@ class UOp:
         return f"UOp({self.op.name}, {self.dtype}{arg}, {len(self.src)} src)"
 
     def replace(self, **kwargs: Any) -> UOp:
-        d = {"op": self.op, "dtype": self.dtype, "src": self.src, "arg": self.arg}
-        d.update(kwargs)
-        return UOp(d["op"], d["dtype"], tuple(d["src"]), d["arg"])
+        get = kwargs.get
+        return UOp(get("op", self.op), get("dtype", self.dtype), tuple(get("src", self.src)), get("arg", self.arg))
 
     # ---- shape (tensor level) -------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        if self._shape is None:
-            from lazyarr.ops import shape_of
-            self._shape = shape_of(self)
-        return self._shape
+        s = self._shape
+        if s is None:
+            s = self._shape = _shape_of(self)
+        return s
 
     @property
     def size(self) -> int:
