@@ -5,7 +5,8 @@ import lazyarr as xp
 from lazyarr import dtypes
 from lazyarr.compiler.codegen import generate
 from lazyarr.compiler.patterns import graph_rewrite
-from lazyarr.compiler.render_c import CRenderer, c_pre_matcher
+from lazyarr.compiler.pre_matcher import c_pre_matcher
+from lazyarr.compiler.render_c import CRenderer
 from lazyarr.compiler.uop import Ops, UOp
 
 f64 = dtypes.float64

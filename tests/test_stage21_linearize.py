@@ -1,12 +1,9 @@
-"""Stage 21, linearize, and stage 22, cleanup: small graphs before, instruction lists after."""
-import numpy as np
+"""Stage 21, linearize: small graphs before, instruction lists after."""
 
 from lazyarr import dtypes
-from lazyarr.compiler.cleanup import cleanup, cleanup_gated_stores
 from lazyarr.compiler.control_flow import add_control_flow
 from lazyarr.compiler.final_rewrite import final_rewrite
 from lazyarr.compiler.linearize import PRIORITY, linearize, run_count
-from lazyarr.compiler.render_c import CRenderer
 from lazyarr.compiler.uop import Ops, UOp
 
 f32, idx = dtypes.float32, dtypes.index
@@ -58,32 +55,3 @@ def test_loop_invariant_work_is_hoisted_out_of_the_inner_loop():
     doubled = next(u for u in program if u.op is Ops.MUL and a in u.src)
     assert run_count(doubled) == 4 and run_count(b) == 32
     assert pos[a] < pos[inner] and pos[doubled] < pos[inner] < pos[b]
-
-
-def test_cleanup_wraps_gated_stores_on_targets_without_predicated_stores():
-    g = UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(f32), (), 0)
-    gate = UOp(Ops.DEFINE_VAR, dtypes.bool_, (), ("g", 0, 1))
-    ix = UOp(Ops.INDEX, g.dtype, (g, UOp.const(idx, 0), gate))
-    st = UOp(Ops.STORE, dtypes.void, (ix, UOp.const(f32, 1.0)))
-    before = [g, gate, ix, st]
-    after = cleanup(before, CRenderer())
-    assert [u.op for u in after] == [Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR, Ops.INDEX, Ops.INDEX, Ops.IF, Ops.STORE,
-                                     Ops.ENDIF]
-    assert after[4].src[0] is gate and after[5].src[0].src[-1].is_const(True)
-    assert after == cleanup_gated_stores(before)
-
-
-class PredicatedC(CRenderer):
-    has_predicated_store = True
-
-
-def test_cleanup_leaves_ungated_stores_and_predicated_targets_alone():
-    g = UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(f32), (), 0)
-    ix = UOp(Ops.INDEX, g.dtype, (g, UOp.const(idx, 0), TRUE))
-    plain = [g, ix, UOp(Ops.STORE, dtypes.void, (ix, UOp.const(f32, 1.0)))]
-    assert cleanup(plain, CRenderer()) == plain
-    gate = UOp(Ops.DEFINE_VAR, dtypes.bool_, (), ("g", 0, 1))
-    gated = [g, gate, UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, g.dtype, (g, UOp.const(idx, 0), gate)),
-                                                   UOp.const(f32, 1.0)))]
-    assert cleanup(gated, PredicatedC()) == gated
-    assert np.all([u.op is not Ops.IF for u in cleanup(gated, PredicatedC())])

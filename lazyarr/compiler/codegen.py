@@ -5,7 +5,7 @@
   symbolic (16)        index arithmetic simplified with value bounds
   lower_reduce         REDUCE → accumulator, loop, read after
   symbolic (16)        again, over what lowering exposed
-  pre_matcher (17)     the renderer's own rules (`renderer.pre_matcher`), if it has any
+  pre_matcher (17)     the renderer's own rules (`renderer.pre_matcher`, from `lazyarr.compiler.pre_matcher`)
   decompositions (18)  what the target lacks, rewritten into what it has (with symbolic_simple)
   final_rewrite (19)   vector constants and CATs as VECTORIZE, GEPs resolved, one END per range
   control_flow (20)    explicit edges between loops

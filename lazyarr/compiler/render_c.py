@@ -13,8 +13,9 @@ import functools
 import math
 
 from lazyarr import dtypes
-from lazyarr.compiler.patterns import PatternMatcher, UPat
+from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
+from lazyarr.compiler.pre_matcher import c_pre_matcher
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
 from lazyarr.dtypes import DType
 
@@ -89,27 +90,6 @@ def c_literal(v, d: DType) -> str:
     return str(v)
 
 
-def _pow_const(x: UOp, e: UOp) -> UOp | None:
-    """pow(x, e) for the exponents where C's pow equals plain arithmetic: 0 (pow(x, 0) is 1 even
-    for NaN), 1, 2 (x·x, the correctly rounded square that pow also returns; NumPy squares too)
-    and -1 (1/x, correctly rounded, as is pow's). Saves a libm call per element."""
-    if not x.dtype.is_float or e.arg not in (0.0, 1.0, 2.0, -1.0):
-        return None
-    if e.arg == 0.0:
-        return UOp.const(x.dtype, 1.0)
-    if e.arg == 1.0:
-        return x
-    if e.arg == 2.0:
-        return UOp(Ops.MUL, x.dtype, (x, x))
-    return UOp(Ops.FDIV, x.dtype, (UOp.const(x.dtype, 1.0), x))
-
-
-# stage 17 for C: rules applied before the decompositions
-c_pre_matcher = PatternMatcher([
-    (UPat(Ops.POW, src=(UPat.var("x"), UPat.cvar("e"))), _pow_const),     # pow(x, 0|1|2|-1) → 1|x|x·x|1/x
-])
-
-
 class CRenderer:
     """C for gcc. `helpers` collects the static inline functions a kernel uses.
 
@@ -131,7 +111,7 @@ class CRenderer:
         dtypes.float32: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG1P, Ops.SIN, Ops.COS,
                                    Ops.TAN, Ops.TANH, Ops.POW}),
         dtypes.float64: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH})}
-    pre_matcher: PatternMatcher | None = c_pre_matcher
+    pre_matcher: PatternMatcher | None = c_pre_matcher   # stage 17 (lazyarr.compiler.pre_matcher)
     # kernel optimisation (lazyarr.compiler.opts): the ops rendered lane by lane on gcc vectors
     # (float vectors; MAX/MIN keep NaN semantics), and the SIMD width used: 32 bytes, since gcc
     # tunes this Zen 4 as znver3 (256-bit preferred) and AVX-512 was no faster here
