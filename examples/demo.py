@@ -53,8 +53,9 @@ def main() -> None:
     e_np = np.exp(a_np - a_np.max(axis=1, keepdims=True))
     ref_soft = e_np / e_np.sum(axis=1, keepdims=True)
     for name, got, ref in (("y", y, ref_y), ("s", s, ref_s), ("softmax", softmax, ref_soft)):
-        err = np.max(np.abs(np.asarray(got) - ref) / (np.abs(ref) + 1e-6))
-        print(f"{name:8s} max relative error vs NumPy: {err:.2e}")
+        # float32: compared against the largest value (y's terms cancel near its zeros)
+        err = np.max(np.abs(np.asarray(got) - ref)) / np.max(np.abs(ref))
+        print(f"{name:8s} max error vs NumPy, relative to the largest value: {err:.2e}")
     start = time.perf_counter()
     y2 = xp.exp(xp.asarray(b_np) * xp.asarray(a_np) + c) * 0.5
     y2.realize()
