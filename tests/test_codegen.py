@@ -68,6 +68,34 @@ def test_rangeify_pad_gates_the_value_and_the_load():
     assert where and loads and not loads[0].src[0].src[-1].is_const(True)
 
 
+def _load_index_map(out_shape, value):
+    """For every output position, the element of the source buffer its kernel loads."""
+    out, _ = buf(out_shape)
+    sink, _ = rangeify(out, value)
+    (load,) = [u for u in sink.toposort() if u.op is Ops.LOAD]
+    end = sink.src[0]
+    ranges = list(end.src[1:]) if end.op is Ops.END else []
+    got = {}
+    for env in assignments(ranges):
+        position = tuple(env[r] for r in ranges)
+        got[position] = evaluate(simplify(load.src[0].src[1]), env)
+    return ranges, got
+
+
+def test_rangeify_shrink_adds_an_offset_flip_mirrors_and_expand_drops_the_range():
+    _, a = buf((5, 6))
+    ranges, got = _load_index_map((2, 3), UOp(Ops.SHRINK, f32, (a,), ((1, 3), (2, 5))))
+    assert got == {(i, j): (i + 1) * 6 + (j + 2) for i in range(2) for j in range(3)}
+    ranges, got = _load_index_map((5, 6), UOp(Ops.FLIP, f32, (a,), (1,)))
+    assert got == {(i, j): i * 6 + (5 - j) for i in range(5) for j in range(6)}
+    _, v = buf((1, 6))
+    ranges, got = _load_index_map((4, 6), UOp(Ops.EXPAND, f32, (v,), (4, 6)))
+    assert got == {(i, j): j for i in range(4) for j in range(6)}   # the row index is gone
+    (load,) = [u for u in rangeify(buf((4, 6))[0], UOp(Ops.EXPAND, f32, (v,), (4, 6)))[0].toposort()
+               if u.op is Ops.LOAD]
+    assert ranges[0] not in load.toposort() and ranges[1] in load.toposort()
+
+
 def test_rangeify_reduction_gets_its_own_ranges():
     out, _ = buf((4, 1))
     _, a = buf((4, 8))
