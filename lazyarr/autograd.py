@@ -67,10 +67,11 @@ def forget_requires_grad() -> None:
     _Memo.generation += 1
 
 
-def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp) -> list[UOp | None]:
+def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[UOp] | None = None) -> list[UOp | None]:
     """The gradient of `root` with respect to each target node (None where it does not depend
-    on it), for the output adjoint `root_adjoint`."""
-    order = root.toposort()
+    on it), for the output adjoint `root_adjoint`; `order`: root.toposort() if the caller has it."""
+    if order is None:
+        order = root.toposort()
     wanted = set(targets)
     on_path: set[UOp] = set()
     for u in order:   # sources first: a node is on a path if it is a target or reads one
@@ -113,9 +114,10 @@ def backward(self: Tensor, gradient: Any = None) -> None:
         if g.shape != self.shape:
             raise ValueError(f"backward(): gradient of shape {g.shape} does not match the tensor's shape {self.shape}")
         adjoint = g.astype(self.dtype).uop
-    nodes = set(graph.toposort())
+    order = graph.toposort()
+    nodes = set(order)
     leaves = [t for t in _tensor.grad_leaf_tensors() if t.uop in nodes]
-    for t, g in zip(leaves, gradients(graph, [t.uop for t in leaves], adjoint)):
+    for t, g in zip(leaves, gradients(graph, [t.uop for t in leaves], adjoint, order)):
         if g is None:
             g = const(0.0, t.dtype, t.shape)
         grad = wrap(g, t.device)

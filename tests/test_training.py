@@ -189,6 +189,33 @@ def test_a_training_step_compiles_once():
     assert len(executor._programs) == before
 
 
+def test_a_repeated_training_step_hits_the_schedule_cache(monkeypatch):
+    """Every step builds the same graph on new buffers: after the first steps (Adam's state appears
+    in the second), a step neither schedules nor compiles, and the updates still run in place."""
+    from lazyarr.compiler import schedule
+    from lazyarr.runtime import executor
+    rng = np.random.default_rng(0)
+    w = xp.asarray(rng.standard_normal((8, 4)), requires_grad=True)
+    opt = optim.Adam([w], lr=0.01)
+    data = [xp.asarray(rng.standard_normal((3, 8))) for _ in range(6)]
+
+    def step(x):
+        opt.zero_grad()
+        loss = xp.sum(xp.tanh(x @ w))
+        loss.backward()
+        opt.step()
+        return float(loss)
+    step(data[0]), step(data[1])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a repeated step was scheduled")
+    monkeypatch.setattr(schedule, "_build_schedule", refuse)
+    programs, storage = len(executor._programs), schedule.view_buffer(w.uop).storage
+    losses = [step(x) for x in data[2:]]
+    assert len(executor._programs) == programs and np.isfinite(losses).all()
+    assert schedule.view_buffer(w.uop).storage is storage   # the parameter is updated in place
+
+
 def rss_mb() -> float:
     with open("/proc/self/status") as f:
         for line in f:

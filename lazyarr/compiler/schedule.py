@@ -167,14 +167,15 @@ class Schedule:
 
 
 # A schedule cache entry: the kernels of a graph structure with its input buffers as parameters.
-# A buffer reference is ("in", i): the i-th input buffer of the graph, or ("new", j): the j-th new
-# buffer, of size, dtype and device `new[j]`. `points` places each new buffer in the graph (the
-# position of its node in the structure's order), so that `realized` learns them as on a miss.
+# A buffer reference is (0, i, real): the i-th input buffer of the graph, or (1, j, real): the j-th
+# new buffer, of size, dtype and device `new[j]`; real: the complex buffer's real view. `points`
+# places each new buffer in the graph (the position of its node in the structure's order), so that
+# `realized` learns them as on a miss. A kernel is (item class, graph, buffer references, device).
 @dataclass(frozen=True)
 class CachedSchedule:
     new: tuple[tuple[int, DType, Device], ...]
-    kernels: tuple[tuple[UOp, tuple[tuple[str, int], ...], Device], ...]
-    outputs: tuple[tuple[tuple[str, int], tuple[int, ...]], ...]
+    kernels: tuple[tuple[type, Any, tuple[tuple[int, int, bool], ...], Device], ...]
+    outputs: tuple[tuple[tuple[int, int, bool], tuple[int, ...]], ...]
     points: tuple[tuple[int, int], ...]    # (position in the structure's order, new buffer)
 
 
@@ -256,34 +257,34 @@ def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
                  outputs: list[tuple[UOp, Device]]) -> Schedule:
     new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
+    pools = (inputs, new)
 
-    def buf(ref: tuple[str, int]) -> Buffer:
-        b = inputs[ref[1]] if ref[0].startswith("in") else new[ref[1]]
-        return b.real_view() if ref[0].endswith("~") else b
-    items = [(ScheduleItem if isinstance(ast, UOp) else CopyItem if ast is None else CallItem)(ast, [buf(r) for r in refs], device)
-             for ast, refs, device in entry.kernels]
+    def buf(ref: tuple[int, int, bool]) -> Buffer:
+        b = pools[ref[0]][ref[1]]
+        return b.real_view() if ref[2] else b
+    items = [cls(ast, [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs], device)
+             for cls, ast, refs, device in entry.kernels]
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points)
 
 
 def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: list[tuple[UOp, Device]]) -> CachedSchedule:
-    refs: dict[int, tuple[str, int]] = {id(b): ("in", i) for i, b in enumerate(inputs)}
+    refs: dict[int, tuple[int, int, bool]] = {id(b): (0, i, False) for i, b in enumerate(inputs)}
     new: list[tuple[int, DType, Device]] = []
 
-    def ref(b: Buffer) -> tuple[str, int]:
+    def ref(b: Buffer) -> tuple[int, int, bool]:
         if id(b) not in refs:
-            if isinstance(b, RealView):   # a complex buffer's real view: "in~"/"new~" of the complex buffer
-                kind, j = ref(b.parent)
-                return (kind + "~", j)
-            refs[id(b)] = ("new", len(new))
+            if isinstance(b, RealView):   # a complex buffer's real view: that of the complex buffer
+                return ref(b.parent)[:2] + (True,)
+            refs[id(b)] = (1, len(new), False)
             new.append((b.size, b.dtype, b.device))
         return refs[id(b)]
-    kernels = tuple((it.ast, tuple(ref(b) for b in it.buffers), it.device) for it in sched.items)
+    kernels = tuple((type(it), it.ast, tuple(ref(b) for b in it.buffers), it.device) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
-                   if p in position and ref(view_buffer(v))[0] == "new")
+                   if p in position and ref(view_buffer(v))[0] == 1)
     return CachedSchedule(tuple(new), kernels, outs, points)
 
 
@@ -499,9 +500,10 @@ def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp],
     from lazyarr.runtime.executor import compile_all
     sched = create_schedule(outputs)
     compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
-    for p, v in list(sched.buffers.items()) + list(sched.views.items()):
-        if p is not v:
-            realized[p] = v
+    for found in (sched.buffers, sched.views):
+        for p, v in found.items():
+            if p is not v:
+                p._view = v   # realized[p] = v
     return sched.views, sched.items
 
 

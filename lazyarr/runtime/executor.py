@@ -69,7 +69,13 @@ def compile_all(items: list[Any]) -> list[Any]:
         else:
             built = [p.build() for p in plans.values()]
         _programs.update(zip(plans, built))
-    return [_programs[k] for k in keys]
+    global _compiled
+    progs = [_programs[k] for k in keys]
+    _compiled = (items, progs)
+    return progs
+
+
+_compiled: tuple[list, list] | None = None   # the last items compile_all saw and their programs, for run
 
 
 def _copy(buffers: list[Any]) -> None:
@@ -117,8 +123,10 @@ def _reusable(b: Any, out: Any, i: int, last_use: dict[int, int], readable: Call
 
 
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> None:
+    global _compiled
     from lazyarr.compiler.schedule import CallItem
-    progs = compile_all(items)
+    progs = _compiled[1] if _compiled is not None and _compiled[0] is items else compile_all(items)
+    _compiled = None
     last_use: dict[int, int] = {}
     for i, item in enumerate(items):
         for b in item.buffers:
