@@ -1,14 +1,14 @@
 """Optimizers: SGD (momentum, Nesterov, weight decay), Adam and AdamW, as in PyTorch.
 
-`step()` computes every parameter's update (and the optimizer's state) under no_grad and realizes
-them together in one schedule, so an update is a few fused kernels and the previous step's graph
-is not kept alive. `zero_grad()` clears the gradients.
+`step()` computes every parameter's update (and the optimizer's state) from detached values and
+realizes them together in one schedule, so an update is a few fused kernels and the previous step's
+graph is not kept alive. `zero_grad()` clears the gradients.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
-from lazyarr.autograd import no_grad, pending_outputs
+from lazyarr.autograd import pending_outputs
 from lazyarr.creation import asarray, zeros_like
 from lazyarr.elementwise import sqrt
 from lazyarr.tensor import Tensor, realize
@@ -38,8 +38,8 @@ class Optimizer:
         self.steps += 1
         with_grad = [p for p in self.params if p.grad is not None]
         grads = [p.grad for p in with_grad]
-        with no_grad():
-            state = [t for p in with_grad for t in self._update(p, p.grad)]
+        # on detached values the update records no gradients, without no_grad()'s DETACH on each result
+        state = [t for p in with_grad for t in self._update(p, p.detach(), p.grad.detach())]
         outputs = list(pending_outputs)
         pending_outputs.clear()
         for g in grads:   # used by the step: no further gradients through them, keep only values
@@ -47,8 +47,9 @@ class Optimizer:
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
 
-    def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
-        """Rebind p to its updated value; return the state tensors that changed."""
+    def _update(self, p: Tensor, value: Tensor, g: Tensor) -> list[Tensor]:
+        """Rebind p to its updated value, computed from `value` (p's, detached) and the detached
+        gradient g; return the state tensors that changed."""
         raise NotImplementedError
 
 
@@ -61,9 +62,9 @@ class SGD(Optimizer):
         self.momentum, self.dampening, self.weight_decay, self.nesterov = momentum, dampening, weight_decay, nesterov
         self.buffers: dict[int, Tensor] = {}
 
-    def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
+    def _update(self, p: Tensor, value: Tensor, g: Tensor) -> list[Tensor]:
         if self.weight_decay:
-            g = g + p * self.weight_decay
+            g = g + value * self.weight_decay
         state = []
         if self.momentum:
             buf = self.buffers.get(id(p))
@@ -71,7 +72,7 @@ class SGD(Optimizer):
             self.buffers[id(p)] = buf
             state.append(buf)
             g = g + buf * self.momentum if self.nesterov else buf
-        p.uop = (p - g * self.lr).uop
+        p.uop = (value - g * self.lr).uop
         return state
 
 
@@ -88,17 +89,17 @@ class Adam(Optimizer):
         self.v: dict[int, Tensor] = {}
         self._scale_cache: dict[tuple, tuple[Tensor, Tensor]] = {}
 
-    def _update(self, p: Tensor, g: Tensor) -> list[Tensor]:
+    def _update(self, p: Tensor, value: Tensor, g: Tensor) -> list[Tensor]:
         b1, b2 = self.betas
         if self.weight_decay and not self.decoupled:
-            g = g + p * self.weight_decay
+            g = g + value * self.weight_decay
         m = self.m.get(id(p))
         v = self.v.get(id(p))
         m = g * (1 - b1) if m is None else m * b1 + g * (1 - b1)
         v = g * g * (1 - b2) if v is None else v * b2 + g * g * (1 - b2)
         self.m[id(p)], self.v[id(p)] = m, v
         s1, s2 = self._scales(p)
-        new = p * (1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else p
+        new = value * (1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else value
         p.uop = (new - m * s1 / (sqrt(v * s2) + self.eps)).uop
         return [m, v]
 

@@ -205,6 +205,7 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
         index[n] = len(parts) - 1
         order.append(n)
     names = {d.name for d in devices}
+    index_of = index.__getitem__
     stack: list[tuple[UOp, bool]] = [(UOp(Ops.SINK, dtypes.void, tuple(roots)), False)]
     while stack:
         n, expanded = stack.pop()
@@ -219,7 +220,7 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
                     arg = n.arg
                     if type(arg) is float or type(arg) is complex:
                         arg = _arg_key(arg)
-                    parts.append((n.op, id(n.dtype), arg, tuple([index[s] for s in n.src])))
+                    parts.append((n.op, id(n.dtype), arg, tuple(map(index_of, n.src))))
                     index[n] = len(parts) - 1
                     order.append(n)
                 continue
