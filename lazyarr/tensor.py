@@ -367,13 +367,16 @@ _weak_dtype: dict[tuple[int, type], DType] = {}
 
 
 def _two_operands(a: Any, b: Any) -> tuple[list[UOp], DType, Device] | None:
-    """operands() for two tensors of one shape and dtype, or a tensor and a Python int or float."""
+    """operands() for two tensors of one dtype and device, or a tensor and a Python int or float."""
     ta, tb = type(a), type(b)
     if ta is Tensor and tb is Tensor:
         ua, ub = a._uop, b._uop
-        if ua.dtype is ub.dtype and a.device is b.device and ua.shape == ub.shape:
-            return [ua, ub], ua.dtype, a.device
-        return None
+        if ua.dtype is not ub.dtype or a.device is not b.device:
+            return None
+        if ua.shape != ub.shape:   # a bias, a row's max: broadcast as operands() would
+            shape = broadcast_shapes(ua.shape, ub.shape)
+            ua, ub = expand_uop(ua, shape), expand_uop(ub, shape)
+        return [ua, ub], ua.dtype, a.device
     if ta is Tensor and (tb is float or tb is int):
         t, scalar, first = a, b, True
     elif tb is Tensor and (ta is float or ta is int):

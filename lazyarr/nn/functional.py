@@ -9,8 +9,7 @@ from lazyarr import dtypes
 from lazyarr import elementwise as ew
 from lazyarr import statistics as st
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.creation import arange
-from lazyarr.graph import alu
+from lazyarr.graph import alu, cast_uop, expand_uop, reshape_uop
 from lazyarr.tensor import Tensor, as_tensor, wrap
 
 
@@ -50,7 +49,12 @@ def one_hot(labels: Tensor, num_classes: int) -> Tensor:
     labels = as_tensor(labels)
     if not labels.dtype.is_int:
         raise TypeError(f"one_hot: labels must be integers, not {labels.dtype}")
-    return (labels[..., None] == arange(num_classes, device=labels.device)).astype(dtypes.int64)
+    # labels[..., None] == arange(num_classes), built directly (every training step records it)
+    d = dtypes.promote_types(labels.dtype, dtypes.default_int)
+    shape = labels.shape + (num_classes,)
+    lab = expand_uop(reshape_uop(cast_uop(labels.uop, d), labels.shape + (1,)), shape)
+    classes = expand_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), num_classes), d), shape)
+    return wrap(cast_uop(UOp(Ops.CMPEQ, dtypes.bool_, (lab, classes)), dtypes.int64), labels.device)
 
 
 def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
