@@ -42,22 +42,36 @@ def graph_requires_grad(u: UOp) -> bool:
         return bool(known & 1)
     if u.op is Ops.DETACH or not u.dtype.is_inexact or not _tensor._grad_leaves:
         return False
-    leaves = _tensor.grad_leaf_nodes()
-    stack: list[tuple[UOp, bool]] = [(u, False)]
-    DETACH = Ops.DETACH
+    leaves = None   # the leaves' nodes, gathered once a node's sources leave the question open
+    stack, DETACH = [u], Ops.DETACH
     while stack:   # sources first; a node answered in this generation is not entered
-        n, expanded = stack.pop()
+        n = stack[-1]
         known = n._grad
         if known is not None and known >> 1 == gen:
+            stack.pop()
             continue
-        if n.op is DETACH or not n.dtype.is_inexact:
+        if n.op is DETACH or n.dtype.kind not in "fc":   # (not is_inexact)
             n._grad = gen << 1
+            stack.pop()
             continue
-        if not expanded:
-            stack.append((n, True))
-            stack.extend((s, False) for s in n.src)
+        pending = False
+        for s in n.src:
+            known = s._grad
+            if known is None or known >> 1 != gen:
+                stack.append(s)
+                pending = True
+        if pending:
             continue
-        needs = n.dtype.is_inexact and n.op is not DETACH and (n in leaves or any(s._grad & 1 for s in n.src))
+        stack.pop()
+        needs = False
+        for s in n.src:
+            if s._grad & 1:
+                needs = True
+                break
+        if not needs:
+            if leaves is None:
+                leaves = _tensor.grad_leaf_nodes()
+            needs = n in leaves
         n._grad = gen << 1 | needs
     return bool(u._grad & 1)
 

@@ -44,6 +44,8 @@ class Optimizer:
         pending_outputs.clear()
         for g in grads:   # used by the step: no further gradients through them, keep only values
             g._released = True
+        for t in state:   # computed from detached values: only their values matter (realize need not ask)
+            t._released = True
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
 
