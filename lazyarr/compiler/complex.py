@@ -267,7 +267,14 @@ class _Lowering:
         if e is not None and e.imag == 0 and math.isfinite(e.real) and e.real == int(e.real) and abs(e.real) < 100:
             return _parts(u.shape, f, *cm.pow_int(a, b, int(e.real)))
         w = dtypes.float64 if self.wide else f
-        return _parts(u.shape, f, *cm.pow_general(a.cast(w), b.cast(w), c.cast(w), d.cast(w)))
+        re, im = cm.pow_general(a.cast(w), b.cast(w), c.cast(w), d.cast(w))
+        # NumPy's cpow takes a real integer exponent of small size by products at run time too
+        # (an exponent of 1 - 0j gives the base itself, signs of zeros included)
+        for n in (-3, -2, -1, 1, 2, 3):
+            pr, pi = cm.pow_int(a, b, n)
+            hit = d.eq(0.0) & c.eq(float(n))
+            re, im = cm.where(hit, pr.cast(w), re), cm.where(hit, pi.cast(w), im)
+        return _parts(u.shape, f, re, im)
 
     # ---- real-valued nodes of complex sources ----------------------------------------------------
     def real_of_complex(self, u: UOp) -> UOp:
