@@ -20,6 +20,9 @@ if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 THREADS = 2
 os.environ.setdefault("LAZYARR_THREADS", str(THREADS))
+# a fixed thread count as the peers have: the adaptive count follows the load of the last 0.2 s,
+# which here is the previous library's run (tinygrad's compiler processes)
+os.environ.setdefault("LAZYARR_ADAPTIVE_THREADS", "0")
 os.environ.setdefault("NUM_CPU_THREADS", str(THREADS))   # tinygrad's CPU threads
 os.environ.setdefault("DEV", "CPU")                      # tinygrad's device
 

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+os.environ.setdefault("LAZYARR_ADAPTIVE_THREADS", "0")   # a fixed thread count, as the peers have
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lazyarr as xp  # noqa: E402
 from bench.common import median_time, table  # noqa: E402

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+os.environ.setdefault("LAZYARR_ADAPTIVE_THREADS", "0")   # a fixed thread count, as the peers have
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lazyarr as xp  # noqa: E402
 import lazyarr.nn.functional as F  # noqa: E402
