@@ -24,10 +24,10 @@ from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.codegen import KernelSource, generate
+from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, node_exists
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView, get_device
@@ -251,8 +251,7 @@ def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
     shared by devices: a value made of constants alone (`arange(6.0)`) is the same node on every
     device, but its buffer lives on one; on another device it is computed again. A value that reads
     storage is tied to that storage's device, whatever device reads it (through a COPY)."""
-    return view_buffer(view).device.name in device_names or \
-        any(u.op is Ops.BUFFER for u in n.toposort(lambda x: x in realized))
+    return view_buffer(view).device.name in device_names or any(u.op is Ops.BUFFER for u in n.toposort())
 
 
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
