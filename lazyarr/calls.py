@@ -11,9 +11,11 @@ not fit it (its size, shape or dtype).
 
 `custom_kernel` and `precompiled` make graph nodes of code lazyarr did not generate: a C kernel
 given as source, or a Python-callable routine (a library's). They declare their inputs, the
-new results they write, and the inputs they write through (`writes`). An input that is a whole
-buffer is passed as it is; any other view is first copied into new storage of its own. An input
-written through gets storage of its own, initialised with its value, unless nothing can read the
+new results they write, and the inputs they write through (`writes`). An input that the call
+only reads and that is a buffer's elements in order from its start (the whole buffer, a reshape,
+a leading slice: `contiguous_view` at offset 0, `schedule.call_run`) is passed as the buffer
+itself; any other view (at an offset, reordered, computed) is first copied into new storage of
+its own. An input written through gets storage of its own, initialised with its value, unless nothing can read the
 input anymore, in which case the call writes into the input's storage. Results of calls carry no
 gradient.
 
@@ -23,6 +25,7 @@ are neither tensors nor hashable.
 from __future__ import annotations
 
 import functools
+import math
 import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -229,7 +232,8 @@ def precompiled(routine: Callable[..., Any], inputs: Sequence[Any], outputs: Seq
 def as_numpy_args(spec: CallSpec, buffers: Sequence[Any]) -> list[np.ndarray]:
     """The arrays a precompiled routine receives: outputs, then inputs (buffers in that order)."""
     shapes = [s for s, _ in spec.outputs] + [s for s, _ in spec.input_specs]
-    arrays = [b.numpy().reshape(s) for b, s in zip(buffers, shapes)]
+    # an input may be the start of a longer buffer (a run of its storage)
+    arrays = [b.numpy()[:math.prod(s)].reshape(s) for b, s in zip(buffers, shapes)]
     for i, a in enumerate(arrays):
         if i >= len(spec.outputs) and (i - len(spec.outputs)) not in spec.writes:
             a.flags.writeable = False

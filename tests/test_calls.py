@@ -163,3 +163,24 @@ def test_custom_opencl_kernel_with_scalars_written_inputs_and_a_global_size():
                            outputs=[((2,), xp.float64)])
     with pytest.raises(Exception, match="nope"):   # the build log names the problem
         broken.to_device(dev).realize() if broken.device != dev else broken.realize()
+
+
+@pytest.mark.cpu_only
+def test_runs_of_storage_from_its_start_are_passed_as_they_are_others_are_copied():
+    add1 = "void add1(double* out, const double* x) { for (int i = 0; i < 3; i++) out[i] = x[i] + 1; }"
+    x = xp.asarray(np.arange(10.0))
+    for arg, want, kernels in ((x[:3], [1, 2, 3], 1),                    # a leading slice: the buffer itself
+                               (x.reshape(2, 5)[0, :3], [1, 2, 3], 1),   # through a reshape too
+                               (x[2:5], [3, 4, 5], 2),                    # at an offset: copied first
+                               (x[::3], [1, 4, 7], 2)):                   # skipping elements: copied
+        out = custom_kernel(add1, "add1", [arg], outputs=[((3,), xp.float64)])
+        assert len(out.schedule()) == kernels
+        assert_close(out, np.array(want, dtype=np.float64))
+    twice = precompiled(lambda out, a: np.multiply(a, 2, out=out), [x[:4].reshape(2, 2)], outputs=[((2, 2), xp.float64)])
+    assert len(twice.schedule()) == 1
+    assert_close(twice, np.arange(4.0).reshape(2, 2) * 2)
+    v = x + 0                                                              # written through: whole buffers only
+    scale = "void scale(double* v) { for (int i = 0; i < 3; i++) v[i] *= 2; }"
+    written = custom_kernel(scale, "scale", [v[:3]], writes=[0])
+    assert_close(written, np.arange(3.0) * 2)
+    assert_close(v, np.arange(10.0))

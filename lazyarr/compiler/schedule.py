@@ -25,7 +25,7 @@ from typing import Any
 from lazyarr import dtypes, settings
 from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.decompositions import TRANSCENDENTAL
-from lazyarr.compiler.prepare import prepare
+from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, node_exists
@@ -118,8 +118,11 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
     order = sink.toposort(is_buffer_view)
     points = {r for r in roots if not is_buffer_view(r)} | set(extra)
     points |= {u for u in order if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.CALL_RESULT) and not is_buffer_view(u)}
-    # a call reads whole buffers, and a copy copies one: any other source is materialised first
-    points |= {s for u in order if u.op in (Ops.CALL, Ops.COPY) for s in u.src if not is_buffer_view(s)}
+    # a copy copies a whole buffer, a call reads runs of storage from their start (and writes
+    # whole buffers): any other source is materialised first
+    points |= {s for u in order if u.op is Ops.COPY for s in u.src if not is_buffer_view(s)}
+    points |= {s for u in order if u.op is Ops.CALL for i, s in enumerate(u.src)
+               if not is_buffer_view(s) and (i in u.arg.writes or call_run(s) is None)}
     points |= expensive_shared_values(order, points)
     return [u for u in order if u in points]
 
@@ -368,6 +371,17 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
     return Schedule(items, out_views, views)
 
 
+def call_run(s: UOp) -> UOp | None:
+    """The BUFFER that a call argument s reads from its start: s is the buffer's elements in order
+    from offset 0 (`contiguous_view`), of its dtype, so the call takes the buffer as it is and
+    reads s's elements; None for any other argument (it is copied into storage of its own)."""
+    found = contiguous_view(s)
+    if found is None:
+        return None
+    base, offset = found
+    return base if offset == 0 and base.op is Ops.BUFFER and base.dtype == s.dtype else None
+
+
 def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], replaced: dict[UOp, UOp]) -> CallItem:
     """The item running a CALL: its results' buffers (unread results get buffers too), its inputs'
     buffers, and a buffer for each written input's new value."""
@@ -377,7 +391,10 @@ def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], rep
     for i, dtype in enumerate(spec.result_dtypes):
         node = UOp(Ops.CALL_RESULT, dtype, (call,), i)
         results.append(buffers.get(node) or Buffer(device, node.size, dtype))
-    inputs = [view_buffer(_replace_points(s, views, replaced)) for s in call.src]
+    inputs = []
+    for s in call.src:
+        v = _replace_points(s, views, replaced)
+        inputs.append(view_buffer(v) if is_buffer_view(v) else call_run(v).arg)
     n_out = len(spec.outputs)
     return CallItem(spec, results[:n_out] + inputs + results[n_out:], device)
 
