@@ -292,14 +292,14 @@ def realize(*tensors: Tensor) -> None:
             not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
     if not todo:
         return
-    views, items = schedule_realize([(t.uop, t.device) for t in todo])
+    views, items, programs = schedule_realize([(t.uop, t.device) for t in todo])
     for t in todo:
         # a tensor that gradients may still flow through keeps its computation (its value is found
         # through `realized`); any other drops it, freeing the graph
         if t._leaf_grad or t._released or not t.requires_grad:
             t.uop = views[t.uop]
     del views   # the graphs are let go of before the kernels run: their buffers may be reused
-    run(items)
+    run(items, programs)
 
 
 # ---- graph-building helpers used by the namespace modules ------------------------------------

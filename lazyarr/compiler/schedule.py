@@ -510,20 +510,20 @@ def buffer_readable(b: Buffer) -> bool:
     return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
 
 
-def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp], list[ScheduleItem]]:
-    """The views the outputs will have and the kernels that fill them; `realized` learns the
-    views now (it holds nodes weakly). Run the kernels with `run` once the caller has let go of
-    the graphs it no longer needs, so that their buffers' storage can be reused."""
+def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any]]:
+    """The views the outputs will have, the kernels that fill them and their compiled programs;
+    `realized` learns the views now (it holds nodes weakly). Run the kernels with `run` once the
+    caller has let go of the graphs it no longer needs, so that their buffers' storage can be reused."""
     from lazyarr.runtime.executor import compile_all
     sched = create_schedule(outputs)
-    compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
+    programs = compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
     for found in (sched.buffers, sched.views):
         for p, v in found.items():
             if p is not v:
                 p._view = v   # realized[p] = v
-    return sched.views, sched.items
+    return sched.views, sched.items, programs
 
 
-def run(items: list[ScheduleItem]) -> None:
+def run(items: list[ScheduleItem], programs: list[Any] | None = None) -> None:
     from lazyarr.runtime.executor import run as execute
-    execute(items, buffer_readable)
+    execute(items, buffer_readable, programs)

@@ -69,13 +69,7 @@ def compile_all(items: list[Any]) -> list[Any]:
         else:
             built = [p.build() for p in plans.values()]
         _programs.update(zip(plans, built))
-    global _compiled
-    progs = [_programs[k] for k in keys]
-    _compiled = (items, progs)
-    return progs
-
-
-_compiled: tuple[list, list] | None = None   # the last items compile_all saw and their programs, for run
+    return [_programs[k] for k in keys]
 
 
 def _copy(buffers: list[Any]) -> None:
@@ -122,11 +116,10 @@ def _reusable(b: Any, out: Any, i: int, last_use: dict[int, int], readable: Call
         b.device is out.device and b.base is None and not readable(b)
 
 
-def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True) -> None:
-    global _compiled
+def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
+    """Run `items` in order; `programs`: their programs, as `compile_all(items)` returned them."""
     from lazyarr.compiler.schedule import CallItem
-    progs = _compiled[1] if _compiled is not None and _compiled[0] is items else compile_all(items)
-    _compiled = None
+    progs = programs if programs is not None else compile_all(items)
     last_use: dict[int, int] = {}
     for i, item in enumerate(items):
         for b in item.buffers:
