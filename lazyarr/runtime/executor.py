@@ -107,7 +107,7 @@ def _opencl_call(device: Any, spec: Any) -> Callable[[list[Any], Any], None]:
         size = call.global_size or (math.prod(call.result_shapes[0]) if call.result_shapes else 1,)
         scalars = [np.int64(v) if isinstance(v, int) else np.float64(v) for v in call.scalars]
         if math.prod(size):
-            prog.kernel(device.queue, size, None, *(b.storage for b in buffers), *scalars)
+            prog.launch(buffers, size, scalars)
     return launch
 
 

@@ -69,6 +69,11 @@ class OpenCLProgram:
         used = buffers if self.args is None else [buffers[i] for i in self.args]
         self.kernel(self.device.queue, self.global_size, self.local_size, *(b.storage for b in used))
 
+    def launch(self, buffers: list[Buffer], global_size: tuple[int, ...], scalars: list[Any]) -> None:
+        """A custom kernel's launch: every buffer, then the scalars (NumPy scalars: long, double),
+        over `global_size` work-items in work-groups the driver picks."""
+        self.kernel(self.device.queue, global_size, None, *(b.storage for b in buffers), *scalars)
+
 
 class OpenCLDevice(Device):
     def __init__(self, index: int):
