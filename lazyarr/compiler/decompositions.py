@@ -36,6 +36,7 @@ from lazyarr.compiler.uop import GroupOp, Ops, UOp
 P = UPat
 TRANSCENDENTAL = frozenset({Ops.EXP2, Ops.EXP, Ops.EXPM1, Ops.LOG2, Ops.LOG, Ops.LOG1P, Ops.SIN, Ops.COS,
                             Ops.TAN, Ops.TANH, Ops.POW})
+TRANSCENDENTAL_COST = 30   # operations a transcendental function costs once decomposed (work estimates)
 
 
 @dataclass(frozen=True)

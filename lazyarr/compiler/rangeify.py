@@ -275,8 +275,8 @@ RECOMPUTE_WORK = 1 << 14   # ...and operations its repeated evaluations must was
 def _cost(u: UOp) -> int:
     """The ALU operations evaluating tensor node u costs per element inside its kernel (up to buffers
     and reductions; a transcendental function as the CPU's work estimate counts it)."""
-    from lazyarr.compiler.decompositions import TRANSCENDENTAL
-    return sum(30 if n.op in TRANSCENDENTAL else 1 for n in u.toposort(lambda x: x.op is Ops.REDUCE_AXIS)
+    from lazyarr.compiler.decompositions import TRANSCENDENTAL, TRANSCENDENTAL_COST
+    return sum(TRANSCENDENTAL_COST if n.op in TRANSCENDENTAL else 1 for n in u.toposort(lambda x: x.op is Ops.REDUCE_AXIS)
                if n.op in GroupOp.ALU)
 
 

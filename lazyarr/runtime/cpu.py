@@ -328,13 +328,10 @@ def kernel_key(ast: Any, tier: str, transcendentals: str | None) -> str:
                      f"{transcendentals} {settings.opts} {settings.threads}", graph_hash(ast))
 
 
-TRANSCENDENTAL_COST = 30   # operations a transcendental function costs once decomposed
-
-
 def kernel_work(ast: Any) -> int:
     """Loads, stores and ALU operations the kernel executes (each node once per iteration of the
     loops around it; a transcendental function as TRANSCENDENTAL_COST operations)."""
-    from lazyarr.compiler.decompositions import TRANSCENDENTAL
+    from lazyarr.compiler.decompositions import TRANSCENDENTAL, TRANSCENDENTAL_COST
     from lazyarr.compiler.uop import GroupOp, Ops
     return sum(math.prod(r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in u.ranges) *
                (TRANSCENDENTAL_COST if u.op in TRANSCENDENTAL else 1)
