@@ -56,6 +56,9 @@ threads: int = _env_int("LAZYARR_THREADS", len(os.sched_getaffinity(0)) if hasat
                         else (os.cpu_count() or 1))
 # kernel optimisation (lazyarr.compiler.opts): actions on ranges chosen per kernel
 opts: bool = bool(_env_int("LAZYARR_OPTS", 1))
+# shape-generic kernels: a kernel whose values all have at most this many elements takes its sizes as
+# arguments, so that other sizes reuse its compiled code (lazyarr.compiler.rangeify); 0: never
+generic_sizes: int = _env_int("LAZYARR_GENERIC_SIZES", 1 << 14)
 # tiered compilation (lazyarr.runtime.cpu)
 tiered: bool = bool(_env_int("LAZYARR_TIERED", 1))
 fast_cc: str = os.environ.get("LAZYARR_FAST_CC", "tcc")

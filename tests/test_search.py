@@ -12,6 +12,13 @@ from lazyarr.runtime import executor
 from lazyarr.runtime.cpu import kernel_key
 from tests.helpers import assert_close
 
+
+@pytest.fixture(autouse=True)
+def sizes_in_the_code(monkeypatch):
+    """These kernels are small; kernel optimisation acts only on kernels whose sizes are in the code
+    (small kernels take theirs as arguments: lazyarr.compiler.rangeify)."""
+    monkeypatch.setattr(xp.settings, "generic_sizes", 0)
+
 pytestmark = pytest.mark.cpu_only
 
 

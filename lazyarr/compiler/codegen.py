@@ -33,7 +33,7 @@ from lazyarr.compiler.opts import optimize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.patterns import graph_rewrite
 from lazyarr.compiler.symbolic import symbolic
-from lazyarr.compiler.uop import Ops, UOp, pretty
+from lazyarr.compiler.uop import Ops, UOp, is_size_var, pretty
 
 
 @dataclass(frozen=True)
@@ -44,16 +44,19 @@ class KernelSource:
 
 
 def kernel_name(sink: UOp) -> str:
-    """E_<output loop sizes> for elementwise kernels, r_<...>_<reduce loop sizes> with reductions."""
-    out_loops: list[int] = []
-    reduce_loops: list[int] = []
+    """E_<output loop sizes> for elementwise kernels, r_<...>_<reduce loop sizes> with reductions
+    (a size argument by its name)."""
+    def length(r: UOp) -> str:
+        return str(r.src[0].arg) if r.src[0].op is Ops.CONST else r.src[0].arg[0]
+    out_loops: list[str] = []
+    reduce_loops: list[str] = []
     for u in sink.toposort():
         if u.op is Ops.END and any(s.op is Ops.STORE for s in (u.src[0],)):
-            out_loops = [r.src[0].arg for r in u.src[1:]]
+            out_loops = [length(r) for r in u.src[1:]]
         elif u.op is Ops.REDUCE:
-            reduce_loops += [r.src[0].arg for r in u.src[1:]]
+            reduce_loops += [length(r) for r in u.src[1:]]
     prefix = "r" if reduce_loops else "E"
-    return "_".join([prefix, *map(str, out_loops or [1]), *map(str, reduce_loops)])
+    return "_".join([prefix, *(out_loops or ["1"]), *reduce_loops])
 
 
 def _stage(name: str, fn: Callable[[UOp], UOp], sink: UOp) -> UOp:
@@ -69,10 +72,13 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
     """Run the codegen stages on a rangeified kernel and render it. `opts`: the kernel
     optimisation actions (None: the heuristic's; [] for none)."""
     name = name or kernel_name(sink)
+    arguments = sink.arg   # the buffers the launch passes (rangeify's count), which stages may not keep
     target = Target.of(renderer, transcendentals)
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")
-    opt_target = renderer.opt_target() if settings.opts and hasattr(renderer, "opt_target") else None
+    # kernel optimisation splits loops by their lengths: a shape-generic kernel's are arguments
+    generic = any(is_size_var(u) for u in sink.toposort())
+    opt_target = renderer.opt_target() if settings.opts and hasattr(renderer, "opt_target") and not generic else None
     sink = _stage("opts (5)", lambda s: optimize(s, opt_target, opts), sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
     sink = _stage("lower_reduce", lower_reduce, sink)
@@ -93,4 +99,4 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
         print(f"--- cleanup (22): {(time.perf_counter() - start) * 1e3:.2f} ms, {len(program)} instructions")
         for i, u in enumerate(program):
             print(f"  {i:3d} {u.op.name:<14s} {u.dtype} {'' if u.arg is None else repr(u.arg)}")
-    return KernelSource(name, renderer.render(name, program), tuple(program))
+    return KernelSource(name, renderer.render(name, program, arguments), tuple(program))

@@ -26,7 +26,8 @@ PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_LOCAL: -18, 
 
 
 def run_count(u: UOp) -> int:
-    return math.prod(r.src[0].arg for r in u.ranges)
+    """How often u runs: the product of its ranges' lengths (a size argument's at its largest)."""
+    return math.prod(r.src[0].vmax for r in u.ranges)
 
 
 def linearize(sink: UOp) -> list[UOp]:

@@ -38,6 +38,10 @@ def _invariant(red: UOp) -> UOp | None:
     value, ranges, op = red.src[0], red.src[1:], red.arg
     if value.ranges & frozenset(ranges) or op not in (Ops.ADD, Ops.MAX, Ops.MIN):
         return None
+    if not all(r.src[0].op is Ops.CONST for r in ranges):   # lengths that are size arguments (≥ 2; never vectors)
+        if op is not Ops.ADD or red.dtype.is_bool:
+            return value
+        return UOp(Ops.MUL, red.dtype, (value, UOp(Ops.CAST, red.dtype, (math.prod(r.src[0] for r in ranges),))))
     n = math.prod(r.src[0].arg for r in ranges)
     if op is not Ops.ADD:
         return value if n else splat(red.dtype, reduce_identity(op, red.dtype.scalar))

@@ -21,12 +21,19 @@ the costly elementwise values it would evaluate inside loops they do not depend 
 scheduler then gives buffers of their own (`redundant_reductions`, `recomputed_values`). The result
 holds no Buffer objects: the same computation on other buffers is the same graph, which is what the
 kernel caches key on.
+
+Shape-generic kernels (`generic_limit`): a small kernel's sizes (axis lengths from 2, offsets of
+shrinks and pads from 1, up to the limit) become kernel arguments, DEFINE_VARs n0, n1, ... one per
+use, so the same computation on arrays of other sizes is the same graph too and reuses the compiled
+kernel. Every decision taken on a size's value (an axis of length 1 has no loop, an offset of 0 is no
+addition, how a reshape groups its axes) shows in the graph. Decisions about buffers
+(`redundant_reductions`, `recomputed_values`) still count the concrete trips.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
@@ -34,10 +41,15 @@ from lazyarr.compiler.uop import GroupOp, Ops, UOp
 
 P = UPat
 TRUE = UOp.const(dtypes.bool_, True)
+Size = "int | UOp"   # a length or offset in index arithmetic: a number, or a shape-generic kernel's argument
 
 
 def idx_const(v: int) -> UOp:
     return UOp.const(dtypes.index, v)
+
+
+def as_index(v: int | UOp) -> UOp:
+    return v if isinstance(v, UOp) else idx_const(v)
 
 
 @dataclass
@@ -51,6 +63,24 @@ class RangeifyContext:
     # (how often they run, how many values they have)
     enclosing: dict[UOp, frozenset[UOp]] = field(default_factory=dict)
     recomputed: dict[UOp, tuple[int, int]] = field(default_factory=dict)
+    generic_limit: int = 0                                    # sizes up to this become arguments (0: none)
+    sizes: list[int] = field(default_factory=list)            # the size arguments' values, in order
+    trips: dict[UOp, int] = field(default_factory=dict)       # range → how many times its loop runs
+
+    def size(self, n: int, least: int = 2) -> Size:
+        """n in index arithmetic: in a shape-generic kernel an argument of its own (when n lies in
+        [least, generic_limit]: lengths from 2, offsets from 1; a length of 1 means no loop), else n."""
+        if not least <= n <= self.generic_limit:
+            return n
+        self.sizes.append(n)
+        return UOp(Ops.DEFINE_VAR, dtypes.index, (), (f"n{len(self.sizes) - 1}", least, self.generic_limit))
+
+    def offset(self, n: int) -> Size:
+        return self.size(n, 1)
+
+    def trip_count(self, loops: frozenset[UOp]) -> int:
+        """How often the body of `loops` runs."""
+        return math.prod(self.trips[r] for r in loops)
 
     def around(self, ix: UOp) -> tuple[frozenset[UOp], frozenset[UOp]]:
         """The ranges the value INDEX `ix` asks for depends on, and the loops it runs inside."""
@@ -65,7 +95,9 @@ class RangeifyContext:
 
     def new_range(self, size: int) -> UOp:
         self.next_range += 1
-        return UOp(Ops.RANGE, dtypes.index, (idx_const(size),), self.next_range - 1)
+        r = UOp(Ops.RANGE, dtypes.index, (as_index(self.size(size)),), self.next_range - 1)
+        self.trips[r] = size
+        return r
 
 
 def index(x: UOp, idxs: Sequence[UOp], gate: UOp = TRUE) -> UOp:
@@ -74,13 +106,17 @@ def index(x: UOp, idxs: Sequence[UOp], gate: UOp = TRUE) -> UOp:
     return UOp(Ops.INDEX, x.dtype, (x, *idxs, gate))
 
 
-def linear_index(idxs: Sequence[UOp], shape: Sequence[int]) -> UOp:
-    """Σ idx_i · stride_i for a row-major array of `shape`."""
+def _same(n: int) -> Size:
+    return n
+
+
+def linear_index(idxs: Sequence[UOp], shape: Sequence[int], size: Callable[[int], Size] = _same) -> UOp:
+    """Σ idx_i · stride_i for a row-major array of `shape` (`size`: how a length appears)."""
     out, stride = idx_const(0), 1
     for i, s in reversed(list(zip(idxs, shape))):
         if s != 1:
-            out = out + i * stride if stride != 1 else out + i
-        stride *= s
+            out = out + i if isinstance(stride, int) and stride == 1 else out + i * stride
+            stride = size(s) if isinstance(stride, int) and stride == 1 else stride * size(s)
     return out
 
 
@@ -110,7 +146,8 @@ def reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[in
     return groups
 
 
-def map_reshape(old: tuple[int, ...], new: tuple[int, ...], idxs: Sequence[UOp]) -> list[UOp]:
+def map_reshape(old: tuple[int, ...], new: tuple[int, ...], idxs: Sequence[UOp],
+                size: Callable[[int], Size] = _same) -> list[UOp]:
     if math.prod(old) == 0:
         return [idx_const(0)] * len(old)
     out: list[UOp] = [idx_const(0)] * len(old)
@@ -118,18 +155,24 @@ def map_reshape(old: tuple[int, ...], new: tuple[int, ...], idxs: Sequence[UOp])
         if len(oa) == 1 and len(na) == 1:
             out[oa[0]] = idxs[na[0]]
             continue
-        flat = linear_index([idxs[a] for a in na], [new[a] for a in na])
-        stride = 1
+        flat = linear_index([idxs[a] for a in na], [new[a] for a in na], size)
+        stride: Size = 1
         for a in reversed(oa):
-            out[a] = idx_const(0) if old[a] == 1 else (flat // stride) % old[a]
-            stride *= old[a]
+            if old[a] == 1:
+                out[a] = idx_const(0)
+                continue
+            part = flat if isinstance(stride, int) and stride == 1 else flat // stride
+            # the group's first axis needs no remainder: flat < the product of the group's lengths
+            out[a] = part if a == oa[0] else part % size(old[a])
+            stride = size(old[a]) if isinstance(stride, int) and stride == 1 else stride * size(old[a])
     return out
 
 
-def push_movement(ix: UOp, mv: UOp) -> UOp:
+def push_movement(ix: UOp, mv: UOp, ctx: RangeifyContext | None = None) -> UOp:
     x, idxs, gate = mv.src[0], list(ix.src[1:-1]), ix.src[-1]
+    size, offset = (_same, _same) if ctx is None else (ctx.size, ctx.offset)
     if mv.op is Ops.RESHAPE:
-        return index(x, map_reshape(x.shape, mv.shape, idxs), gate)
+        return index(x, map_reshape(x.shape, mv.shape, idxs, size), gate)
     if mv.op is Ops.PERMUTE:
         new = [idx_const(0)] * len(idxs)
         for out_axis, src_axis in enumerate(mv.arg):
@@ -139,9 +182,9 @@ def push_movement(ix: UOp, mv: UOp) -> UOp:
         return index(x, [idx_const(0) if s == 1 and n != 1 else i
                          for i, s, n in zip(idxs, x.shape, mv.shape)], gate)
     if mv.op is Ops.SHRINK:
-        return index(x, [i + b if b else i for i, (b, _) in zip(idxs, mv.arg)], gate)
+        return index(x, [i + offset(b) if b else i for i, (b, _) in zip(idxs, mv.arg)], gate)
     if mv.op is Ops.FLIP:
-        return index(x, [(n - 1) - i if ax in mv.arg else i
+        return index(x, [(size(n) - 1) - i if ax in mv.arg else i
                          for ax, (i, n) in enumerate(zip(idxs, x.shape))], gate)
     if mv.op is Ops.PAD:
         valid, new = TRUE, []
@@ -149,8 +192,9 @@ def push_movement(ix: UOp, mv: UOp) -> UOp:
             if b == 0 and _ == 0:
                 new.append(i)
                 continue
-            valid = valid & idx_const(b).le(i) & i.lt(b + n)
-            new.append(i - b if b else i)
+            start = offset(b)
+            valid = valid & as_index(start).le(i) & i.lt(offset(b + n))
+            new.append(i - start if b else i)
         inner = index(x, new, gate & valid)
         return valid.where(inner, UOp.const(x.dtype, 0))
     raise AssertionError(mv.op)
@@ -181,7 +225,7 @@ def push_elementwise(ctx: RangeifyContext, ix: UOp, u: UOp) -> UOp:
     idxs, gate = ix.src[1:-1], ix.src[-1]
     deps, around = ctx.around(ix)
     if around != deps:   # broadcast along a loop outside one it depends on: computed again and again
-        ctx.recomputed[u] = max(ctx.recomputed.get(u, (0, 0)), (_trips(around), _trips(deps)))
+        ctx.recomputed[u] = max(ctx.recomputed.get(u, (0, 0)), (ctx.trip_count(around), ctx.trip_count(deps)))
     return u.replace(src=tuple(index(s, idxs, gate) for s in u.src))
 
 
@@ -217,30 +261,28 @@ def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
     return rangeify_kernel(out, value)[:2]
 
 
-def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0) -> tuple[UOp, list[Any], list[UOp]]:
-    """`rangeify`, and the reductions and values the kernel would compute redundantly."""
-    ctx = RangeifyContext()
+def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0,
+                    generic_limit: int = 0) -> tuple[UOp, list[Any], list[UOp], tuple[int, ...]]:
+    """`rangeify`, the reductions and values the kernel would compute redundantly, and the values of
+    its size arguments (sizes from 2 to `generic_limit` become arguments: a shape-generic kernel)."""
+    ctx = RangeifyContext(generic_limit=generic_limit)
     out_global = ctx.global_for(out)
     ranges = [ctx.new_range(s) if s != 1 else idx_const(0) for s in value.shape]
     store = UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, out_global.dtype,
-                                             (out_global, linear_index(ranges, value.shape), TRUE)),
+                                             (out_global, linear_index(ranges, value.shape, ctx.size), TRUE)),
                                         index(value, ranges)))
     loops = [r for r in ranges if r.op is Ops.RANGE]
     ctx.enclosing.update((r, frozenset(loops[:i])) for i, r in enumerate(loops))
     root = UOp(Ops.END, dtypes.void, (store, *loops)) if loops else store
     sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, (root,)), pm_rangeify, ctx, bottom_up=False)
     # values inside a redundant reduction are judged again once it has a buffer of its own
-    redundant = redundant_reductions(sink, loops, ctx.reduce_origin, parallel_loops)
-    return sink, ctx.buffers, redundant or recomputed_values(ctx.recomputed)
-
-
-def _trips(loops: frozenset[UOp]) -> int:
-    """How often the body of `loops` runs (a loop of symbolic size counts as large)."""
-    return math.prod(r.src[0].arg if r.src[0].op is Ops.CONST else 1 << 62 for r in loops)
+    redundant = redundant_reductions(sink, loops, ctx.reduce_origin, ctx.trip_count, parallel_loops)
+    # the SINK counts the kernel's buffers: a launch passes them all, though codegen may drop a load
+    return sink.replace(arg=len(ctx.buffers)), ctx.buffers, redundant or recomputed_values(ctx.recomputed), tuple(ctx.sizes)
 
 
 def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp],
-                         parallel_loops: int = 0) -> list[UOp]:
+                         trip_count: Callable[[frozenset[UOp]], int], parallel_loops: int = 0) -> list[UOp]:
     """The reductions (as their REDUCE_AXIS nodes) that this kernel would evaluate more often than
     they have outputs. A reduction runs inside the loops of the ranges it depends on (the
     linearizer hoists it out of any other), and inside every loop that encloses those; it is
@@ -261,7 +303,7 @@ def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp]
         around = deps.union(*(enclosing.get(d, frozenset()) for d in deps), enclosing.get(None, frozenset()))
         # realizing it pays only when it has fewer outputs than the loops around it run (a sum of a
         # constant depends on no loop, yet computed on its own it would still run once per output)
-        if around - deps and red.src[1] in origin and origin[red.src[1]].size < _trips(around):
+        if around - deps and red.src[1] in origin and origin[red.src[1]].size < trip_count(around):
             redundant.append(origin[red.src[1]])
         for r in red.src[1:]:
             enclosing[r] = around

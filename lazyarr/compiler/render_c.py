@@ -16,7 +16,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var
 from lazyarr.dtypes import DType
 
 PARALLEL_MIN_WORK = 1 << 20   # loads, stores and ALU ops (lanes counted) below which threads cost more than they save
@@ -117,6 +117,9 @@ class CRenderer:
     # tunes this Zen 4 as znver3 (256-bit preferred) and AVX-512 was no faster here
     vector_ops = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.NEG, Ops.MAX, Ops.MIN})
     vector_bytes = 32
+    # small kernels take their sizes as arguments (lazyarr.compiler.rangeify): DEFINE_VAR nk is the
+    # launch's word after the buffers' addresses
+    generic_sizes = True
 
     def opt_target(self):
         """What kernel optimisation targets on this device (None: no kernel optimisation)."""
@@ -375,7 +378,10 @@ class CRenderer:
         return acc.dtype.is_float and acc.dtype.count == 1 and all(v.src[1].op is Ops.ADD and acc in v.src[1].src for v in updates)
 
     # ---- the kernel -------------------------------------------------------------------------
-    def render(self, name: str, program: list[UOp]) -> str:
+    def render(self, name: str, program: list[UOp], arguments: int | None = None) -> str:
+        """The kernel's source. `arguments`: how many buffers the launch passes (the rangeified
+        kernel's SINK says; the words after them, sizes and the thread count, follow), which can be
+        more than the program reads once simplification has dropped a load."""
         self.helpers = {}
         users: dict[UOp, list[UOp]] = {u: [] for u in program}
         for u in program:
@@ -401,6 +407,8 @@ class CRenderer:
             lines.append("  " * depth + line)
 
         pragmas = self.loop_pragmas(program)
+        buffers = arguments if arguments is not None else \
+            1 + max((u.arg for u in program if u.op is Ops.DEFINE_GLOBAL), default=-1)
 
         for u in program:
             op = u.op
@@ -420,6 +428,9 @@ class CRenderer:
                     emit(line)
                 depth -= 1
                 emit("}")
+            elif op is Ops.DEFINE_VAR and is_size_var(u):
+                names[u] = u.arg[0]
+                params.append(self.size_param(u, buffers))
             elif op in (Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.BARRIER):
                 names[u], line = self.work_group(u)
                 if line:
@@ -472,7 +483,7 @@ class CRenderer:
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")
                     emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
         if any("lz_threads" in p for p in pragmas.values()):   # the thread count follows the buffers
-            params.append(f"  const int lz_threads = (int)args[{1 + max(u.arg for u in program if u.op is Ops.DEFINE_GLOBAL)}];")
+            params.append(f"  const int lz_threads = (int)args[{buffers}];")
         head = [*self.prelude(program), *self.helpers.values()]
         return "\n".join(head + self.signature(name, params) + lines + ["}"]) + "\n"
 
@@ -483,6 +494,10 @@ class CRenderer:
     def param(self, g: UOp) -> str:
         """The line that names kernel argument `g` (a DEFINE_GLOBAL)."""
         return f"  {c_type(g.dtype)} restrict data{g.arg} = ({c_type(g.dtype)})args[{g.arg}];"
+
+    def size_param(self, var: UOp, buffers: int) -> str:
+        """The line that reads size argument `var` (the words after the buffers' addresses)."""
+        return f"  const int64_t {var.arg[0]} = (int64_t)args[{buffers + int(var.arg[0][1:])}];"
 
     def signature(self, name: str, params: list[str]) -> list[str]:
         return [f"void {name}(const uintptr_t* restrict args) {{", *params]

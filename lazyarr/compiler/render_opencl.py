@@ -38,6 +38,7 @@ GROUP_SIZE = 256       # work-items that share a group reduction (lazyarr.compil
 class OpenCLRenderer(CRenderer):
     device = "opencl"
     has_predicated_store = False
+    generic_sizes = False   # the launch's global size is read from the loops' lengths
     # the first two loops over the output are spread over a 2-D grid of work-items, the second only
     # when every reduction runs inside it: rangeify may then fuse a reduction that runs inside the
     # first loop alone (softmax's row maximum), which a group reduction shares among work-items
@@ -62,7 +63,7 @@ class OpenCLRenderer(CRenderer):
         from lazyarr.compiler.opts import OptTarget
         return OptTarget(group_reduce=self.group_size) if self.group_size else None
 
-    def render(self, name: str, program: list[UOp]) -> str:
+    def render(self, name: str, program: list[UOp], arguments: int | None = None) -> str:
         lid = next((u for u in program if u.op is Ops.DEFINE_VAR and u.arg[0] == "lidx0"), None)
         self._strided = frozenset(u for u in program if u.op is Ops.RANGE and lid is not None and lid in u.src)
         self._barrier_loops = frozenset().union(*(u.ranges for u in program if u.op is Ops.BARRIER))
@@ -82,7 +83,7 @@ class OpenCLRenderer(CRenderer):
             g = lid.arg[2] + 1
             groups = [min(r.src[0].arg, MAX_GROUPS) for r in reversed(parallel)] or [1]
             launch = " ".join(map(str, [groups[0] * g, *groups[1:]])) + " local " + " ".join(map(str, [g] + [1] * (len(groups) - 1)))
-        return f"// lazyarr launch {launch}\n" + super().render(name, program)
+        return f"// lazyarr launch {launch}\n" + super().render(name, program, arguments)
 
     def prelude(self, program: list[UOp]) -> list[str]:
         uses_double = any(u.dtype.scalar is dtypes.float64 or (u.op is Ops.DEFINE_GLOBAL and u.dtype.base is dtypes.float64)

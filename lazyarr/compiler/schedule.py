@@ -28,7 +28,8 @@ from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, node_exists
+from lazyarr.compiler.patterns import substitute
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, is_size_var, node_exists
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView, get_device
 
@@ -78,10 +79,12 @@ def view_buffer(u: UOp) -> Buffer:
 
 @dataclass
 class ScheduleItem:
-    """One kernel: its graph (holding no buffers), its buffers in argument order, its device."""
+    """One kernel: its graph (holding no buffers), its buffers in argument order, its device, and
+    the values of its size arguments (a shape-generic kernel's; see `generic_limit`)."""
     ast: UOp
     buffers: list[Buffer]
     device: Device
+    sizes: tuple[int, ...] = ()
     _kernel: KernelSource | None = field(default=None, repr=False)
 
     @property
@@ -96,7 +99,7 @@ class ScheduleItem:
     @property
     def inplace(self) -> tuple[int, ...]:
         """The arguments the kernel reads only at the index it stores to (see `inplace_args`)."""
-        return inplace_args(self.ast)
+        return inplace_args(self.ast, self.sizes)
 
     @property
     def name(self) -> str:
@@ -173,11 +176,12 @@ class Schedule:
 # A buffer reference is (0, i, real): the i-th input buffer of the graph, or (1, j, real): the j-th
 # new buffer, of size, dtype and device `new[j]`; real: the complex buffer's real view. `points`
 # places each new buffer in the graph (the position of its node in the structure's order), so that
-# `realized` learns them as on a miss. A kernel is (item class, graph, buffer references, device).
+# `realized` learns them as on a miss. A kernel is (item class, graph, buffer references, device, and
+# the size arguments' values, in a tuple of one for a ScheduleItem).
 @dataclass(frozen=True)
 class CachedSchedule:
     new: tuple[tuple[int, DType, Device], ...]
-    kernels: tuple[tuple[type, Any, tuple[tuple[int, int, bool], ...], Device], ...]
+    kernels: tuple[tuple[type, Any, tuple[tuple[int, int, bool], ...], Device, tuple], ...]
     outputs: tuple[tuple[tuple[int, int, bool], tuple[int, ...]], ...]
     points: tuple[tuple[int, int], ...]    # (position in the structure's order, new buffer)
 
@@ -265,8 +269,8 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
     def buf(ref: tuple[int, int, bool]) -> Buffer:
         b = pools[ref[0]][ref[1]]
         return b.real_view() if ref[2] else b
-    items = [cls(ast, [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs], device)
-             for cls, ast, refs, device in entry.kernels]
+    items = [cls(ast, [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs], device, *sizes)
+             for cls, ast, refs, device, sizes in entry.kernels]
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points)
@@ -283,7 +287,8 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
             refs[id(b)] = (1, len(new), False)
             new.append((b.size, b.dtype, b.device))
         return refs[id(b)]
-    kernels = tuple((type(it), it.ast, tuple(ref(b) for b in it.buffers), it.device) for it in sched.items)
+    kernels = tuple((type(it), it.ast, tuple(ref(b) for b in it.buffers), it.device,
+                     (it.sizes,) if type(it) is ScheduleItem else ()) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
@@ -352,10 +357,11 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
                 value = _replace_points(p.src[0], views, replaced)
             else:
                 value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
-            ast, bufs, redundant = rangeify_kernel(
-                buffers[p], value, getattr(buffers[p].device.renderer, "parallel_loops", 0))
+            renderer = buffers[p].device.renderer
+            ast, bufs, redundant, sizes = rangeify_kernel(
+                buffers[p], value, getattr(renderer, "parallel_loops", 0), generic_limit(value, renderer))
             found.update(redundant)
-            items.append(ScheduleItem(ast, bufs, buffers[p].device))
+            items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes))
         if not found:
             break
         # the reductions were found in graphs with the points replaced: map them back
@@ -369,6 +375,20 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
         v = views.get(r, r)
         out_views[orig] = buffer_view(view_buffer(v).parent, orig.shape) if d.is_complex else v
     return Schedule(items, out_views, views)
+
+
+def generic_limit(value: UOp, renderer: Any) -> int:
+    """Up to which size the kernel computing `value` takes its sizes as arguments (0: none): small
+    kernels on renderers that take them (`generic_sizes`), so that the many small shapes of an
+    interactive session or a test do not each cost a compile. Large kernels keep their sizes in the
+    code, which kernel optimisation needs (it splits loops by their lengths)."""
+    limit = settings.generic_sizes if getattr(renderer, "generic_sizes", False) else 0
+    # small: every value computed, and every reduction's input, has at most `limit` elements (a
+    # buffer read through a slice may be larger)
+    if limit and all(u.size <= limit and (u.op is not Ops.REDUCE_AXIS or u.src[0].size <= limit)
+                     for u in value.toposort(is_buffer_view) if not is_buffer_view(u)):
+        return limit
+    return 0
 
 
 def call_run(s: UOp) -> UOp | None:
@@ -475,15 +495,20 @@ class CopyItem:
         return f"<copy {self.buffers[1].device.name} -> {self.buffers[0].device.name}>"
 
 
-_inplace: dict[UOp, tuple[int, ...]] = {}
+_inplace: dict[tuple[UOp, tuple[int, ...]], tuple[int, ...]] = {}
 
 
-def inplace_args(ast: UOp) -> tuple[int, ...]:
+def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[int, ...]:
     """The argument positions (besides the output, 0) that a kernel with one ungated store reads
     only at the index it stores to: each element is read before the same element is written, so
-    the output may use the argument's storage."""
-    if ast in _inplace:
-        return _inplace[ast]
+    the output may use the argument's storage. A shape-generic kernel is judged with its `sizes`
+    (each size argument is its own variable, so only the values show which indices agree)."""
+    key = (ast, sizes)
+    if key in _inplace:
+        return _inplace[key]
+    if sizes:
+        ast = substitute(ast, {u: UOp.const(dtypes.index, sizes[int(u.arg[0][1:])])
+                               for u in ast.toposort() if is_size_var(u)})
     nodes = ast.toposort()
     stores = [u for u in nodes if u.op is Ops.STORE]
     out: tuple[int, ...] = ()
@@ -495,7 +520,7 @@ def inplace_args(ast: UOp) -> tuple[int, ...]:
                 ix = u.src[0]
                 reads.setdefault(ix.src[0].arg, set()).add((simplify(ix.src[1]), ix.src[-1].is_const(True)))
         out = tuple(k for k, r in sorted(reads.items()) if k != 0 and r == {(target, True)})
-    _inplace[ast] = out
+    _inplace[key] = out
     return out
 
 

@@ -273,6 +273,11 @@ class UOp:
         return self.op is Ops.CONST and (value is None or self.arg == value)
 
 
+def is_size_var(u: UOp) -> bool:
+    """Whether u is a shape-generic kernel's size argument (DEFINE_VAR "n0", "n1", ...; see rangeify)."""
+    return u.op is Ops.DEFINE_VAR and u.arg[0][0] == "n"
+
+
 def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
     """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
     ref = _interned.get((op, id(dtype), src, _arg_key(arg)))

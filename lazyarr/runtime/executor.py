@@ -140,8 +140,8 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
                 elif dst.storage is None:
                     dst.copyin(np.array(src.numpy(), copy=True))
             args, call = item.arguments(), item.spec
-        else:
-            args, call = buffers, None
+        else:   # a shape-generic kernel takes its sizes after the buffers
+            args, call = buffers, getattr(item, "sizes", None) or None
         for b in buffers:
             if b.storage is None:
                 b.ensure_allocated()
@@ -150,8 +150,9 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
             prog(args) if call is None else prog(args, call)
             item.device.synchronize()
             elapsed = time.perf_counter() - start
+            sizes = getattr(item, "sizes", ())
             print(f"kernel {item.name:<28} {item.device.name:<9} {len(item.buffers)} bufs  "
-                  f"{elapsed * 1e6:9.1f} us")
+                  f"{elapsed * 1e6:9.1f} us" + (f"  sizes {sizes}" if sizes else ""))
             if debug >= 2:
                 print(item.source)
         else:
