@@ -136,11 +136,11 @@ class PatternMatcher:
 
     def __init__(self, rules: Sequence[Rule]):
         self.rules = list(rules)
-        self._by_op: dict[Ops, list[tuple[UPat, Callable, bool]]] = {op: [] for op in Ops}
+        self._by_op: dict[Ops, list[tuple[UPat, Callable, bool, frozenset[Ops] | None]]] = {op: [] for op in Ops}
         for pat, fn in self.rules:
             takes_ctx = "ctx" in inspect.signature(fn).parameters
             for op in (pat.op if pat.op is not None else Ops):
-                self._by_op[op].append((pat, fn, takes_ctx))
+                self._by_op[op].append((pat, fn, takes_ctx, _first_source_ops(pat)))
 
     def __add__(self, other: PatternMatcher) -> PatternMatcher:
         return PatternMatcher(self.rules + other.rules)
@@ -150,12 +150,21 @@ class PatternMatcher:
 
     def rewrite(self, u: UOp, ctx: Any = None) -> UOp | None:
         """The first rule's replacement of `u` that is not None and not `u` itself."""
-        for pat, fn, takes_ctx in self._by_op[u.op]:
+        for pat, fn, takes_ctx, first in self._by_op[u.op]:
+            if first is not None and (not u.src or u.src[0].op not in first):
+                continue   # a cheap test before the full match: most rules fail on the first source's op
             for store in pat.match(u, {}):
                 ret = fn(ctx=ctx, **store) if takes_ctx else fn(**store)
                 if ret is not None and ret is not u:
                     return ret
         return None
+
+
+def _first_source_ops(pat: UPat) -> frozenset[Ops] | None:
+    """The ops a node's first source must have for `pat` to match it (None: any)."""
+    if not pat._orders or any(not order or order[0].op is None for order in pat._orders):
+        return None
+    return frozenset().union(*(order[0].op for order in pat._orders))
 
 
 class RewriteNotConverging(RuntimeError):

@@ -31,6 +31,7 @@ addition, how a reshape groups its axes) shows in the graph. Decisions about buf
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -44,6 +45,7 @@ TRUE = UOp.const(dtypes.bool_, True)
 Size = "int | UOp"   # a length or offset in index arithmetic: a number, or a shape-generic kernel's argument
 
 
+@functools.lru_cache(maxsize=4096)
 def idx_const(v: int) -> UOp:
     return UOp.const(dtypes.index, v)
 
