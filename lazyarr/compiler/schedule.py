@@ -325,16 +325,18 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
     # real views; pairs that view real storage (x.view(complex64)) are copied into one
     complex_roots = {r: d for r, d in zip(roots, dtypes_out) if d.is_complex}
     extra: set[UOp] = {r for r in complex_roots if is_buffer_view(r) and not isinstance(view_buffer(r), RealView)}
-    while True:   # each round gives the redundant reductions found by rangeify buffers of their own
+    made: dict[UOp, Buffer] = {}                     # a point keeps its buffer from round to round,
+    rangeified: dict[tuple[UOp, UOp], tuple] = {}     # so a kernel no new point changed is rangeified once
+    while True:   # a round ends at the first kernel with redundant reductions: they get buffers of their own
         points = find_realize_points(roots, extra)
         views: dict[UOp, UOp] = {}
         buffers: dict[UOp, Buffer] = {}
         for p in points:
-            device = device_of.get(p) or _graph_device(p) or outputs[0][1]
-            if p in complex_roots:
-                buffers[p] = Buffer(device, p.size // 2, complex_roots[p]).real_view()
-            else:
-                buffers[p] = Buffer(device, p.size, p.dtype)
+            if p not in made:
+                device = device_of.get(p) or _graph_device(p) or outputs[0][1]
+                made[p] = Buffer(device, p.size // 2, complex_roots[p]).real_view() if p in complex_roots \
+                    else Buffer(device, p.size, p.dtype)
+            buffers[p] = made[p]
             views[p] = buffer_view(buffers[p], p.shape)
         items: list[ScheduleItem] = []
         replaced: dict[UOp, UOp] = {}
@@ -357,17 +359,19 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
                 value = _replace_points(p.src[0], views, replaced)
             else:
                 value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
-            renderer = buffers[p].device.renderer
-            ast, bufs, redundant, sizes = rangeify_kernel(
-                buffers[p], value, getattr(renderer, "parallel_loops", 0), generic_limit(value, renderer))
-            found.update(redundant)
+            if (p, value) not in rangeified:
+                renderer = buffers[p].device.renderer
+                rangeified[(p, value)] = rangeify_kernel(buffers[p], value, getattr(renderer, "parallel_loops", 0),
+                                                         generic_limit(value, renderer))
+            ast, bufs, redundant, sizes = rangeified[(p, value)]
+            if redundant:   # found in graphs with the points replaced: mapped back
+                back = {new: old for old, new in replaced.items()}
+                # a point realized already cannot be made cheaper by another round
+                found = {back.get(r, r) for r in redundant} - extra
+                if found:   # the kernels after this one would be rangeified with those reductions fused
+                    break
             items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes))
         if not found:
-            break
-        # the reductions were found in graphs with the points replaced: map them back
-        back = {new: old for old, new in replaced.items()}
-        found = {back.get(r, r) for r in found} - extra
-        if not found:   # a point realized already cannot be made cheaper by another round
             break
         extra |= found
     out_views = {}
