@@ -517,13 +517,16 @@ def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[int, ...]:
     stores = [u for u in nodes if u.op is Ops.STORE]
     out: tuple[int, ...] = ()
     if len(stores) == 1 and stores[0].src[0].src[-1].is_const(True):
-        target = simplify(stores[0].src[0].src[1])
-        reads: dict[int, set] = {}
+        target = stores[0].src[0].src[1]
+        same: dict[int, bool] = {}   # argument → every load of it is ungated and at the stored index
         for u in nodes:
             if u.op is Ops.LOAD:
                 ix = u.src[0]
-                reads.setdefault(ix.src[0].arg, set()).add((simplify(ix.src[1]), ix.src[-1].is_const(True)))
-        out = tuple(k for k, r in sorted(reads.items()) if k != 0 and r == {(target, True)})
+                # the same node, or (when over the same loops) the same once simplified
+                at_target = ix.src[-1].is_const(True) and (ix.src[1] is target or (
+                    ix.src[1].ranges == target.ranges and simplify(ix.src[1]) is simplify(target)))
+                same[ix.src[0].arg] = same.get(ix.src[0].arg, True) and at_target
+        out = tuple(k for k, ok in sorted(same.items()) if k != 0 and ok)
     _inplace[key] = out
     return out
 

@@ -41,7 +41,7 @@ import numpy as np
 from lazyarr import settings
 from lazyarr.compiler.render_c import CRenderer
 from lazyarr.dtypes import DType
-from lazyarr.runtime.cache import cache_key, cached_file, _cache_dir
+from lazyarr.runtime.cache import cache_key, cached_file
 from lazyarr.runtime.device import Buffer, Device
 
 ALIGNMENT = 64
@@ -402,5 +402,5 @@ class KernelPlan:
 def _cached_path(key: str) -> str | None:
     if not settings.cache:
         return None
-    path = os.path.join(_cache_dir("kernels"), key + ".so")
+    path = os.path.join(settings.cache_dir, "kernels", key + ".so")   # a lookup creates no directories
     return path if os.path.exists(path) else None
