@@ -2,14 +2,11 @@
 the same expression on arrays of other sizes reuses its compiled code; large kernels keep theirs in
 the code for kernel optimisation."""
 import numpy as np
-import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 import lazyarr as xp
 from lazyarr.runtime import executor
 from tests.helpers import assert_close
-
-pytestmark = pytest.mark.skipif(xp.get_device(None).name != "cpu", reason="the C renderer takes sizes as arguments")
 
 
 def expression(a):

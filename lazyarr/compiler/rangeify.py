@@ -279,8 +279,9 @@ def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0,
     sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, (root,)), pm_rangeify, ctx, bottom_up=False)
     # values inside a redundant reduction are judged again once it has a buffer of its own
     redundant = redundant_reductions(sink, loops, ctx.reduce_origin, ctx.trip_count, parallel_loops)
-    # the SINK counts the kernel's buffers: a launch passes them all, though codegen may drop a load
-    return sink.replace(arg=len(ctx.buffers)), ctx.buffers, redundant or recomputed_values(ctx.recomputed), tuple(ctx.sizes)
+    # the SINK counts the kernel's buffers and sizes: a launch passes them all, though codegen may drop a load
+    return (sink.replace(arg=(len(ctx.buffers), len(ctx.sizes))), ctx.buffers,
+            redundant or recomputed_values(ctx.recomputed), tuple(ctx.sizes))
 
 
 def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp],

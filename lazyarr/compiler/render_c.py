@@ -118,7 +118,7 @@ class CRenderer:
     vector_ops = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.NEG, Ops.MAX, Ops.MIN})
     vector_bytes = 32
     # small kernels take their sizes as arguments (lazyarr.compiler.rangeify): DEFINE_VAR nk is the
-    # launch's word after the buffers' addresses
+    # k-th word after the buffers' addresses
     generic_sizes = True
 
     def opt_target(self):
@@ -378,10 +378,10 @@ class CRenderer:
         return acc.dtype.is_float and acc.dtype.count == 1 and all(v.src[1].op is Ops.ADD and acc in v.src[1].src for v in updates)
 
     # ---- the kernel -------------------------------------------------------------------------
-    def render(self, name: str, program: list[UOp], arguments: int | None = None) -> str:
-        """The kernel's source. `arguments`: how many buffers the launch passes (the rangeified
-        kernel's SINK says; the words after them, sizes and the thread count, follow), which can be
-        more than the program reads once simplification has dropped a load."""
+    def render(self, name: str, program: list[UOp], arguments: tuple[int, int] | None = None) -> str:
+        """The kernel's source. `arguments`: how many buffers and sizes the launch passes (the
+        rangeified kernel's SINK says), which can be more than the program reads once simplification
+        has dropped a load. In C the sizes, then the thread count, follow the buffers' addresses."""
         self.helpers = {}
         users: dict[UOp, list[UOp]] = {u: [] for u in program}
         for u in program:
@@ -407,7 +407,7 @@ class CRenderer:
             lines.append("  " * depth + line)
 
         pragmas = self.loop_pragmas(program)
-        buffers = arguments if arguments is not None else \
+        buffers = arguments[0] if arguments is not None else \
             1 + max((u.arg for u in program if u.op is Ops.DEFINE_GLOBAL), default=-1)
 
         for u in program:
@@ -430,7 +430,8 @@ class CRenderer:
                 emit("}")
             elif op is Ops.DEFINE_VAR and is_size_var(u):
                 names[u] = u.arg[0]
-                params.append(self.size_param(u, buffers))
+                if line := self.size_param(u, buffers):
+                    params.append(line)
             elif op in (Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.BARRIER):
                 names[u], line = self.work_group(u)
                 if line:
@@ -483,7 +484,7 @@ class CRenderer:
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")
                     emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
         if any("lz_threads" in p for p in pragmas.values()):   # the thread count follows the buffers
-            params.append(f"  const int lz_threads = (int)args[{buffers}];")
+            params.append(f"  const int lz_threads = (int)args[{buffers + (arguments[1] if arguments else 0)}];")
         head = [*self.prelude(program), *self.helpers.values()]
         return "\n".join(head + self.signature(name, params) + lines + ["}"]) + "\n"
 
@@ -496,7 +497,7 @@ class CRenderer:
         return f"  {c_type(g.dtype)} restrict data{g.arg} = ({c_type(g.dtype)})args[{g.arg}];"
 
     def size_param(self, var: UOp, buffers: int) -> str:
-        """The line that reads size argument `var` (the words after the buffers' addresses)."""
+        """The line that reads size argument `var` (the words after the buffers' addresses), if any."""
         return f"  const int64_t {var.arg[0]} = (int64_t)args[{buffers + int(var.arg[0][1:])}];"
 
     def signature(self, name: str, params: list[str]) -> list[str]:

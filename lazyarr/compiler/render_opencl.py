@@ -38,7 +38,6 @@ GROUP_SIZE = 256       # work-items that share a group reduction (lazyarr.compil
 class OpenCLRenderer(CRenderer):
     device = "opencl"
     has_predicated_store = False
-    generic_sizes = False   # the launch's global size is read from the loops' lengths
     # the first two loops over the output are spread over a 2-D grid of work-items, the second only
     # when every reduction runs inside it: rangeify may then fuse a reduction that runs inside the
     # first loop alone (softmax's row maximum), which a group reduction shares among work-items
@@ -55,6 +54,7 @@ class OpenCLRenderer(CRenderer):
         self._barrier_loops: frozenset = frozenset()
         self._grouped = False
         self._group = 1
+        self._sizes = 0
 
     def loop_pragmas(self, program: list[UOp]) -> dict[UOp, str]:
         return {}
@@ -63,7 +63,8 @@ class OpenCLRenderer(CRenderer):
         from lazyarr.compiler.opts import OptTarget
         return OptTarget(group_reduce=self.group_size) if self.group_size else None
 
-    def render(self, name: str, program: list[UOp], arguments: int | None = None) -> str:
+    def render(self, name: str, program: list[UOp], arguments: tuple[int, int] | None = None) -> str:
+        self._sizes = arguments[1] if arguments else 0
         lid = next((u for u in program if u.op is Ops.DEFINE_VAR and u.arg[0] == "lidx0"), None)
         self._strided = frozenset(u for u in program if u.op is Ops.RANGE and lid is not None and lid in u.src)
         self._barrier_loops = frozenset().union(*(u.ranges for u in program if u.op is Ops.BARRIER))
@@ -77,8 +78,10 @@ class OpenCLRenderer(CRenderer):
         self._grouped = lid is not None
         self._group = 1 if lid is None else lid.arg[2] + 1
         if lid is None:
-            sizes = [min(r.src[0].arg, MAX_WORK_ITEMS) for r in reversed(parallel)] or [1]
-            launch = " ".join(map(str, sizes))
+            # a size argument's name stands for its value (clamped the same way) at launch
+            sizes = [str(min(r.src[0].arg, MAX_WORK_ITEMS)) if r.src[0].op is Ops.CONST else r.src[0].arg[0]
+                     for r in reversed(parallel)] or ["1"]
+            launch = " ".join(sizes)
         else:   # one work-group of g work-items per iteration of the group loops
             g = lid.arg[2] + 1
             groups = [min(r.src[0].arg, MAX_GROUPS) for r in reversed(parallel)] or [1]
@@ -99,9 +102,13 @@ class OpenCLRenderer(CRenderer):
         base = "uchar" if g.dtype.base is dtypes.bool_ else c_type(g.dtype.base)
         return f"__global {base}* restrict data{g.arg}"
 
+    def size_param(self, var: UOp, buffers: int) -> str:
+        return ""   # every size is a kernel parameter (see signature)
+
     def signature(self, name: str, params: list[str]) -> list[str]:
         ordered = sorted(params, key=lambda p: int(p.rsplit("data", 1)[1]))   # the launch passes buffers in order
-        return [f"__kernel void {name}({', '.join(ordered)}) {{"]
+        sizes = [f"const long n{k}" for k in range(self._sizes)]              # then every size, in order
+        return [f"__kernel void {name}({', '.join(ordered + sizes)}) {{"]
 
     def open_range(self, r: UOp, size: str) -> str:
         v = f"r{r.arg}"

@@ -50,24 +50,32 @@ class OpenCLProgram:
     def __init__(self, device: OpenCLDevice, name: str, source: str, program: Any):
         self.device, self.name, self.source = device, name, source
         self.kernel = getattr(program, name)
-        match = re.match(r"// lazyarr launch ([\d ]+?)(?: local ([\d ]+))?\n", source)
-        sizes = [int(v) for v in match.group(1).split()] if match else [1]
-        if match and match.group(2):   # the kernel's own work-groups (group reductions)
-            self.local_size = tuple(int(v) for v in match.group(2).split())
-        else:   # work-groups of up to 256 along dimension 0; the grid rounds up (the loops are grid-stride)
-            self.local_size = (min(256, sizes[0]),) + (1,) * (len(sizes) - 1)
-        self.global_size = tuple(-(-n // g) * g for n, g in zip(sizes, self.local_size))
+        match = re.match(r"// lazyarr launch ([\w ]+?)(?: local ([\d ]+))?\n", source)
+        # the work-items per dimension: numbers, or names of size arguments (nK: the K-th size)
+        self.launch_sizes = match.group(1).split() if match else ["1"]
+        self.own_groups = tuple(int(v) for v in match.group(2).split()) if match and match.group(2) else None
+        self.global_size, self.local_size = self.grid(())
         # the buffers the kernel takes: a buffer the kernel no longer reads (folded away) is not a
         # parameter, while the schedule still lists it
         signature = re.search(rf"__kernel void {re.escape(name)}\(([^)]*)\)", source)
         taken = [int(i) for i in re.findall(r"\bdata(\d+)\b", signature.group(1))] if signature else []
         self.args = taken or None   # a custom kernel's own parameter names: every buffer, in order
 
-    def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
-        if extra:
-            raise TypeError(f"{self.name}: scalar arguments are not supported on OpenCL")
+    def grid(self, sizes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The global and local sizes of a launch with size arguments `sizes`."""
+        from lazyarr.compiler.render_opencl import MAX_WORK_ITEMS
+        n = [int(v) if v.isdigit() else (min(sizes[int(v[1:])], MAX_WORK_ITEMS) if sizes else 1)
+             for v in self.launch_sizes]
+        # the kernel's own work-groups (group reductions), else up to 256 along dimension 0; the grid
+        # rounds up (the loops are grid-stride)
+        local = self.own_groups or (min(256, n[0]),) + (1,) * (len(n) - 1)
+        return tuple(-(-k // g) * g for k, g in zip(n, local)), local
+
+    def __call__(self, buffers: list[Buffer], extra: tuple[int, ...] = ()) -> None:
+        """Launch with the kernel's buffers and the values of its size arguments (`extra`)."""
         used = buffers if self.args is None else [buffers[i] for i in self.args]
-        self.kernel(self.device.queue, self.global_size, self.local_size, *(b.storage for b in used))
+        global_size, local_size = self.grid(extra) if extra else (self.global_size, self.local_size)
+        self.kernel(self.device.queue, global_size, local_size, *(b.storage for b in used), *map(np.int64, extra))
 
     def launch(self, buffers: list[Buffer], global_size: tuple[int, ...], scalars: list[Any]) -> None:
         """A custom kernel's launch: every buffer, then the scalars (NumPy scalars: long, double),
