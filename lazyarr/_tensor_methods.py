@@ -177,6 +177,15 @@ def _var_std(fn):
     return method
 
 
+def _cumulative(fn):
+    def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None) -> Tensor:
+        if out is not None:
+            raise TypeError("the out= argument is not supported: lazyarr arrays are values")
+        return fn(self, axis=axis, dtype=dtype)
+    method.__name__ = fn.__name__
+    return method
+
+
 def _contiguous(self: Tensor) -> Tensor:
     """A tensor whose value is materialised in its own buffer when realized (a fusion boundary)."""
     return wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), self.device)
@@ -219,6 +228,8 @@ _METHODS = {
     "min": _max_min(st.min),
     "all": _max_min(st.all),
     "any": _max_min(st.any),
+    "cumsum": _cumulative(st.cumsum),
+    "cumprod": _cumulative(st.cumprod),
     "var": _var_std(st.var),
     "std": _var_std(st.std),
     "clip": lambda self, min=None, max=None: ew.clip(self, min, max),
