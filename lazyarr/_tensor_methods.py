@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazyarr import conversion, data_types, elementwise as ew, indexing, linalg, manipulation as mp, statistics as st
+from lazyarr import (conversion, data_types, elementwise as ew, indexing, linalg, manipulation as mp, searching,
+                     statistics as st)
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.runtime.device import get_device
 from lazyarr.tensor import Tensor, wrap
@@ -169,6 +170,15 @@ def _max_min(fn):
     return method
 
 
+def _arg_extreme(fn):
+    def method(self: Tensor, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Tensor:
+        if out is not None:
+            raise TypeError("the out= argument is not supported: lazyarr arrays are values")
+        return fn(self, axis=axis, keepdims=keepdims)
+    method.__name__ = fn.__name__
+    return method
+
+
 def _var_std(fn):
     def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None, ddof: float = 0,
                keepdims: bool = False, *, correction: float | None = None) -> Tensor:
@@ -228,6 +238,8 @@ _METHODS = {
     "min": _max_min(st.min),
     "all": _max_min(st.all),
     "any": _max_min(st.any),
+    "argmax": _arg_extreme(searching.argmax),
+    "argmin": _arg_extreme(searching.argmin),
     "cumsum": _cumulative(st.cumsum),
     "cumprod": _cumulative(st.cumprod),
     "var": _var_std(st.var),

@@ -13,11 +13,14 @@ from the primitives' local gradients (also those of products with zeros). A shor
 (n ≤ _SCAN_TRIANGLE) is scanned as a triangle: out[i] = Σ_j where(j ≤ i, x[j], 0), one REDUCE_AXIS
 over a broadcast (…, n, n). A long axis is cut into blocks of _SCAN_BLOCK, each scanned as a
 triangle; the blocks' totals get a buffer and are scanned the same way (recursively), and each
-block adds what comes before it: O(n·_SCAN_BLOCK) work and two kernels a level instead of O(n²)."""
+block adds what comes before it: O(n·_SCAN_BLOCK) work and two kernels a level instead of O(n²).
+
+The utility functions (`all`, `any`, `diff`) live here too: `diff` subtracts shifted slices."""
 from __future__ import annotations
 
 import builtins
 import math
+import operator
 from typing import Any
 
 from lazyarr import dtypes
@@ -147,6 +150,42 @@ def any(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     x = as_tensor(x)
     b = wrap(cast_uop(x.uop, dtypes.bool_), x.device)
     return reduce(b, Ops.MAX, axis, keepdims) if _count(x, axis) else reduce_empty_bool(x, axis, keepdims, False)
+
+
+def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Tensor:
+    """The n-th discrete difference along `axis` (x[i+1] - x[i], n times), of x joined with
+    `prepend` before it and `append` after it. Booleans differ by != as in NumPy. One kernel: the
+    k-th difference reads x at k+1 shifts, which the code generator loads once each."""
+    from lazyarr.elementwise import not_equal, subtract
+    from lazyarr.manipulation import broadcast_to, concat
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("diff: the array must have at least one dimension, got a 0-d array")
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"diff: n must be an integer, got {type(n).__name__}") from None
+    if n < 0:
+        raise ValueError(f"diff: the order n must be non-negative, got {n}")
+    ax = normalize_axis(axis, x.ndim)
+    if prepend is not None or append is not None:
+        pieces = []
+        for p in (prepend, x, append):
+            if p is None:
+                continue
+            p = as_tensor(p, x.device)
+            if p.ndim == 0:   # a scalar stands for a slice of length 1 (NumPy's rule)
+                p = broadcast_to(p, tuple(1 if a == ax else s for a, s in enumerate(x.shape)))
+            pieces.append(p)
+        x = concat(pieces, axis=ax)
+    for _ in range(n):
+        length = x.shape[ax]
+        if length == 0:
+            break
+        later, earlier = (wrap(shrink_uop(x.uop, [(b, b + length - 1) if a == ax else (0, s)
+                                                  for a, s in enumerate(x.shape)]), x.device) for b in (1, 0))
+        x = not_equal(later, earlier) if x.dtype.is_bool else subtract(later, earlier)
+    return x
 
 
 def reduce_empty_bool(x: Tensor, axis: Any, keepdims: bool, value: bool) -> Tensor:
