@@ -9,9 +9,9 @@ variance and standard deviation (of |x - mean|, real); max and min raise TypeErr
 numbers have no order).
 
 `cumulative_sum` and `cumulative_prod` are compositions of primitives, so their gradients come
-from the primitives' local gradients (also those of products with zeros). A short axis
-(n ≤ _SCAN_TRIANGLE) is scanned as a triangle: out[i] = Σ_j where(j ≤ i, x[j], 0), one REDUCE_AXIS
-over a broadcast (…, n, n). A long axis is cut into blocks of _SCAN_BLOCK, each scanned as a
+from the primitives' local gradients (also those of products with zeros). A short axis is
+scanned as a triangle: out[i] = Σ_j where(j ≤ i, x[j], 0), one REDUCE_AXIS over a broadcast
+(…, n, n). A long axis is cut into blocks of _SCAN_BLOCK, each scanned as a
 triangle; the blocks' totals get a buffer and are scanned the same way (recursively), and each
 block adds what comes before it: O(n·_SCAN_BLOCK) work and two kernels a level instead of O(n²).
 
@@ -196,11 +196,16 @@ def reduce_empty_bool(x: Tensor, axis: Any, keepdims: bool, value: bool) -> Tens
     return wrap(const(value, dtypes.bool_, shape), x.device)
 
 
-# An axis up to _SCAN_TRIANGLE long is scanned as one triangle (n² work, one kernel). A longer one
-# is cut into blocks of _SCAN_BLOCK: each output element reduces up to that many inputs, and each
-# level of blocks divides the length by it. Short blocks do the least work per element; each level
-# costs two small kernels (measured on the CPU: blocks of 4 scan 16M float32 2x faster than of 8).
+# An axis up to _SCAN_SHORT long is scanned as one triangle (n work per element, one kernel), and
+# so is one up to _SCAN_TRIANGLE long while the whole triangle is at most _SCAN_TRIANGLE_WORK
+# terms (a batch of many rows is cheaper in blocks: 262144×64 float32 took 190 ms as triangles,
+# 70 ms in blocks). A longer axis is cut into blocks of _SCAN_BLOCK: each output element reduces
+# up to that many inputs, and each level of blocks divides the length by it. Short blocks do the
+# least work per element; each level costs two small kernels (measured on the CPU: blocks of 4
+# scan 16M float32 about 2x faster than blocks of 8).
+_SCAN_SHORT = 16
 _SCAN_TRIANGLE = 64
+_SCAN_TRIANGLE_WORK = 1 << 20
 _SCAN_BLOCK = 4
 
 
@@ -233,7 +238,7 @@ def _scan(u: UOp, op: Ops, identity: Any) -> UOp:
     """The inclusive scan of `u` (length n ≥ 1) along its last axis with `op` (ADD or MUL, whose
     identity is `identity`): a triangle for a short axis, blocks of _SCAN_BLOCK for a long one."""
     *lead, n = u.shape
-    if n <= _SCAN_TRIANGLE:
+    if n <= _SCAN_SHORT or (n <= _SCAN_TRIANGLE and math.prod(u.shape) * n <= _SCAN_TRIANGLE_WORK):
         return _triangle_scan(u, op, identity)
     block = _SCAN_BLOCK
     m = -(-n // block)
