@@ -250,9 +250,10 @@ def _scan(u: UOp, op: Ops, identity: Any) -> UOp:
     leading = shrink_uop(blocks, [(0, s) for s in lead] + [(0, m - 1), (0, block)])
     totals = UOp(Ops.REDUCE_AXIS, u.dtype, (leading,), (op, (len(lead) + 1,)))
     # each level gets buffers: fused into their readers, the totals and their scan would be
-    # recomputed for every element that reads them (exponential work in the number of levels)
-    totals = UOp(Ops.CONTIGUOUS, u.dtype, (reshape_uop(totals, (*lead, m - 1)),))
-    before = UOp(Ops.CONTIGUOUS, u.dtype, (_scan(totals, op, identity),))
+    # recomputed for every element that reads them (exponential work in the number of levels).
+    # "both": their adjoints too, for the same reason in the backward pass
+    totals = UOp(Ops.CONTIGUOUS, u.dtype, (reshape_uop(totals, (*lead, m - 1)),), "both")
+    before = UOp(Ops.CONTIGUOUS, u.dtype, (_scan(totals, op, identity),), "both")
     before = _shift_in(before, identity)   # block 0 has nothing before it
     out = alu(op, within, expand_uop(reshape_uop(before, (*lead, m, 1)), (*lead, m, block)))
     return _shrink_last(reshape_uop(out, (*lead, m * block)), 0, n)

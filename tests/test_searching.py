@@ -17,7 +17,8 @@ nonempty = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=5)
 def arrays(draw, dtypes, shape=nonempty):
     dtype = draw(st.sampled_from(dtypes))
     if np.dtype(dtype).kind == "c":
-        return draw(hnp.arrays(dtype, shape, elements=st.sampled_from([0j, 1j, 1 + 0j, complex("nan"), -0.0 + 0j])))
+        values = [0j, 1j, 1 + 0j, complex("nan"), -0.0 + 0j]
+        return draw(hnp.arrays(dtype, shape, elements=st.sampled_from(values)))
     if np.dtype(dtype).kind in "iu":   # a small range: ties are common
         return draw(S.arrays(dtype, shape=shape, lo=0, hi=3))
     return draw(S.arrays(dtype, shape=shape))   # floats with NaN, ±inf, ±0 among them
