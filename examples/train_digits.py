@@ -67,16 +67,9 @@ def train(epochs: int = 15, batch: int = 64, lr: float = 1e-2, seed: int = 0, qu
             print(f"epoch {epoch + 1:2d}  loss {np.mean(losses[-n_batches:]):.4f}  "
                   f"step {np.median(step_times[-n_batches:]) * 1e3:.2f} ms (median)")
     logits = model(xp.asarray(x_test))
-    predicted = xp.argmax(logits, axis=1) if hasattr(xp, "argmax") else _argmax(logits)
+    predicted = xp.argmax(logits, axis=1)
     accuracy = float(xp.mean((predicted == xp.asarray(y_test)).astype(xp.float32)))
     return accuracy, step_times, losses
-
-
-def _argmax(logits):
-    best = xp.max(logits, axis=1, keepdims=True)
-    cols = xp.arange(logits.shape[1])
-    # the first column that attains the maximum
-    return xp.min(xp.where(logits == best, cols, logits.shape[1]), axis=1)
 
 
 def main():

@@ -21,7 +21,9 @@ from lazyarr.elementwise import abs, pow, round, where  # noqa: A001  (shadow bu
 from lazyarr.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip,
                                   matrix_transpose, moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack,
                                   tile, transpose, unstack)
-from lazyarr.statistics import all, any, max, mean, min, prod, std, sum, var  # noqa: A001
+from lazyarr.statistics import (all, any, cumprod, cumsum, cumulative_prod, cumulative_sum, diff,  # noqa: A001
+                                max, mean, min, prod, std, sum, var)
+from lazyarr.searching import argmax, argmin, count_nonzero
 from lazyarr.linalg import matmul, tensordot, vecdot
 from lazyarr.data_types import astype, can_cast, isdtype, result_type
 from lazyarr.inspection import __array_namespace_info__

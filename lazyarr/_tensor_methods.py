@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazyarr import conversion, data_types, elementwise as ew, indexing, linalg, manipulation as mp, statistics as st
+from lazyarr import (conversion, data_types, elementwise as ew, indexing, linalg, manipulation as mp, searching,
+                     statistics as st)
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.runtime.device import get_device
 from lazyarr.tensor import Tensor, wrap
@@ -169,11 +170,29 @@ def _max_min(fn):
     return method
 
 
+def _arg_extreme(fn):
+    def method(self: Tensor, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Tensor:
+        if out is not None:
+            raise TypeError("the out= argument is not supported: lazyarr arrays are values")
+        return fn(self, axis=axis, keepdims=keepdims)
+    method.__name__ = fn.__name__
+    return method
+
+
 def _var_std(fn):
     def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None, ddof: float = 0,
                keepdims: bool = False, *, correction: float | None = None) -> Tensor:
         x = self if dtype is None else self.astype(dtype)
         return fn(x, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
+    return method
+
+
+def _cumulative(fn):
+    def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None) -> Tensor:
+        if out is not None:
+            raise TypeError("the out= argument is not supported: lazyarr arrays are values")
+        return fn(self, axis=axis, dtype=dtype)
+    method.__name__ = fn.__name__
     return method
 
 
@@ -219,6 +238,10 @@ _METHODS = {
     "min": _max_min(st.min),
     "all": _max_min(st.all),
     "any": _max_min(st.any),
+    "argmax": _arg_extreme(searching.argmax),
+    "argmin": _arg_extreme(searching.argmin),
+    "cumsum": _cumulative(st.cumsum),
+    "cumprod": _cumulative(st.cumprod),
     "var": _var_std(st.var),
     "std": _var_std(st.std),
     "clip": lambda self, min=None, max=None: ew.clip(self, min, max),

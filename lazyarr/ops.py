@@ -320,7 +320,10 @@ OP_DEFS: dict[Ops, OpDef] = {
     Ops.CONST: Leaf(Ops.CONST, lambda u: ()),
     Ops.IOTA: Leaf(Ops.IOTA, lambda u: (u.arg,)),
     Ops.CAST: Passthrough(Ops.CAST, _cast_grad),
-    Ops.CONTIGUOUS: Passthrough(Ops.CONTIGUOUS, lambda y, i, g: g),
+    # a buffer in both directions when asked (arg "both"): a composition that places buffers to
+    # bound its work (the levels of a blocked scan) needs them for its adjoints as well
+    Ops.CONTIGUOUS: Passthrough(Ops.CONTIGUOUS,
+                                lambda y, i, g: UOp(Ops.CONTIGUOUS, g.dtype, (g,), y.arg) if y.arg == "both" else g),
     Ops.COPY: Passthrough(Ops.COPY, lambda y, i, g: g),
     Ops.DETACH: Passthrough(Ops.DETACH, None),    # the point of DETACH: no gradient flows through
     Ops.NOOP: Passthrough(Ops.NOOP, lambda y, i, g: g),   # a marker (functional grad's inputs)
