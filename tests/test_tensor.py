@@ -113,12 +113,11 @@ def test_schedule_lists_kernels_with_name_device_and_source():
 
 
 def test_debug_prints_kernels_and_sources(monkeypatch, capsys):
-    # on the CPU a small kernel takes its sizes as arguments (E_n0, launched with sizes (3,)); E_3 elsewhere
-    name = "E_n0" if xp.get_device(None).name == "cpu" else "E_3"
     monkeypatch.setattr(xp.settings, "debug", 2)
     (xp.arange(3.0) * 5).realize()
     out = capsys.readouterr().out
-    assert f"kernel {name}" in out and "us" in out and f"void {name}" in out
+    # a small kernel takes its sizes as arguments: E_n0, launched with its sizes (3, ...)
+    assert "kernel E_n0" in out and "us" in out and "void E_n0" in out and "sizes (3" in out
 
 
 def test_debug_3_prints_each_stage(monkeypatch, capsys):
