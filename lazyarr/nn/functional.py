@@ -49,12 +49,17 @@ def one_hot(labels: Tensor, num_classes: int) -> Tensor:
     labels = as_tensor(labels)
     if not labels.dtype.is_int:
         raise TypeError(f"one_hot: labels must be integers, not {labels.dtype}")
-    # labels[..., None] == arange(num_classes), built directly (every training step records it)
+    return _one_hot(labels, num_classes, dtypes.int64)
+
+
+def _one_hot(labels: Tensor, num_classes: int, dtype: dtypes.DType) -> Tensor:
+    """one_hot of `dtype`: labels[..., None] == arange(num_classes), built directly (every training
+    step records it) and converted once."""
     d = dtypes.promote_types(labels.dtype, dtypes.default_int)
     shape = labels.shape + (num_classes,)
     lab = expand_uop(reshape_uop(cast_uop(labels.uop, d), labels.shape + (1,)), shape)
     classes = expand_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), num_classes), d), shape)
-    return wrap(cast_uop(UOp(Ops.CMPEQ, dtypes.bool_, (lab, classes)), dtypes.int64), labels.device)
+    return wrap(cast_uop(UOp(Ops.CMPEQ, dtypes.bool_, (lab, classes)), dtype), labels.device)
 
 
 def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
@@ -66,14 +71,20 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label
     if target.dtype.is_int:
         if target.shape != logits.shape[:-1]:
             raise ValueError(f"cross_entropy: target of shape {target.shape} does not match logits {logits.shape}")
-        probs = one_hot(target, n_classes).astype(logits.dtype)
+        probs = _one_hot(target, n_classes, logits.dtype)
     else:
         if target.shape != logits.shape:
             raise ValueError(f"cross_entropy: probabilities of shape {target.shape} do not match logits {logits.shape}")
         probs = target
     if label_smoothing:
         probs = probs * (1 - label_smoothing) + label_smoothing / n_classes
-    loss = -st.sum(probs * log_softmax(logits, axis=-1), axis=-1)
+    if target.dtype.is_int:
+        # the rows of probs sum to one, so -Σ p·log_softmax(x) is logsumexp(x) - Σ p·x (x shifted by
+        # its row max): the log-sum-exp's gradient then needs no sum of probs over the classes
+        shifted = logits - st.max(logits, axis=-1, keepdims=True).detach()
+        loss = ew.log(st.sum(ew.exp(shifted), axis=-1)) - st.sum(probs * shifted, axis=-1)
+    else:
+        loss = -st.sum(probs * log_softmax(logits, axis=-1), axis=-1)
     return st.mean(loss) if reduction == "mean" else st.sum(loss) if reduction == "sum" else loss
 
 
