@@ -105,7 +105,18 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, weight of shape (out_features, in_features)."""
     from lazyarr.linalg import matmul
-    out = matmul(as_tensor(x), as_tensor(weight).mT)
+    x, weight = as_tensor(x), as_tensor(weight)
+    if x.ndim == 2 and weight.ndim == 2 and x.dtype is weight.dtype and x.device is weight.device \
+            and x.shape[1] == weight.shape[1] and x.dtype.is_float:
+        # x (n, k) and weight (m, k) both broadcast to (n, m, k) and summed over k: the product without
+        # the transpose (and its gradient's transpose), which every training step records
+        (n, k), m = x.shape, weight.shape[0]
+        xs = expand_uop(reshape_uop(x.uop, (n, 1, k)), (n, m, k))
+        ws = expand_uop(reshape_uop(weight.uop, (1, m, k)), (n, m, k))
+        prod = UOp(Ops.REDUCE_AXIS, x.dtype, (UOp(Ops.MUL, x.dtype, (xs, ws)),), (Ops.ADD, (2,)))
+        out = wrap(reshape_uop(prod, (n, m)), x.device)
+    else:
+        out = matmul(x, weight.mT)
     return out if bias is None else out + bias
 
 
