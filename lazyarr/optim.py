@@ -1,7 +1,7 @@
 """Optimizers: SGD (momentum, Nesterov, weight decay), Adam and AdamW, as in PyTorch.
 
-`step()` computes every parameter's update (and the optimizer's state) from detached values and
-realizes them together in one schedule, so an update is a few fused kernels and the previous step's
+`step()` computes every parameter's update (and the optimizer's state) from the values of the
+parameters and gradients and realizes them together in one schedule, so an update is a few fused kernels and the previous step's
 graph is not kept alive. `zero_grad()` clears the gradients.
 """
 from __future__ import annotations
@@ -18,10 +18,6 @@ from lazyarr.tensor import Tensor, realize, wrap
 # The updates are written with graph nodes directly rather than with Tensor operators: every step
 # records them again, and the operators' checks, promotion and broadcasting (which these operands of
 # one shape and dtype do not need) cost several times what the nodes do.
-
-
-def _detached(u: UOp) -> UOp:
-    return UOp(Ops.DETACH, u.dtype, (u,))
 
 
 def _alu(op: Ops, a: UOp, b: UOp) -> UOp:
@@ -57,20 +53,21 @@ class Optimizer:
         self.steps += 1
         with_grad = [p for p in self.params if p.grad is not None]
         grads = [p.grad for p in with_grad]
-        # on detached values the update records no gradients, without no_grad()'s DETACH on each result
-        state = [t for p in with_grad for t in self._update(p, _detached(p.uop), _detached(p.grad.uop))]
+        # no DETACH is needed on the values the update reads: the results are realized below and only
+        # their values are kept (the parameters are leaves, the state and the gradients are released)
+        state = [t for p in with_grad for t in self._update(p, p.uop, p.grad.uop)]
         outputs = list(pending_outputs)
         pending_outputs.clear()
         for g in grads:   # used by the step: no further gradients through them, keep only values
             g._released = True
-        for t in state:   # computed from detached values: only their values matter (realize need not ask)
+        for t in state:   # only their values matter (realize need not ask whether gradients flow through them)
             t._released = True
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
 
     def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
-        """Rebind p to its updated value, computed from `value` (p's node, detached) and the detached
-        gradient g; return the state tensors that changed."""
+        """Rebind p to its updated value, computed from `value` (p's node) and the gradient's node g;
+        return the state tensors that changed."""
         raise NotImplementedError
 
 
