@@ -9,13 +9,17 @@ from lazyarr import dtypes
 from lazyarr import elementwise as ew
 from lazyarr import statistics as st
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.graph import alu, cast_uop, expand_uop, reshape_uop
+from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
 from lazyarr.tensor import Tensor, as_tensor, wrap
 
 
 def relu(x: Tensor) -> Tensor:
     """max(x, 0); the gradient at 0 is 0, as PyTorch's."""
     x = as_tensor(x)
+    if x.dtype.is_float:   # the nodes where(x > 0, x, 0.0) records, built directly (every training step has them)
+        u = x.uop
+        zero = const(0.0, u.dtype, u.shape)
+        return wrap(UOp(Ops.WHERE, u.dtype, (UOp(Ops.CMPLT, dtypes.bool_, (zero, u)), u, zero)), x.device)
     return ew.where(x > 0, x, 0.0)
 
 
