@@ -81,29 +81,42 @@ def forget_requires_grad() -> None:
     _Memo.generation += 1
 
 
-def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[UOp] | None = None) -> list[UOp | None]:
+def _on_path(order: list[UOp], wanted: set[UOp]) -> set[UOp]:
+    """The nodes of `order` (sources first) that are targets or read one through floating-point
+    values and no DETACH: those a gradient flows through."""
+    on_path: set[UOp] = set()
+    DETACH = Ops.DETACH
+    for u in order:
+        if u in wanted or (u.op is not DETACH and u.dtype.kind in "fc" and not on_path.isdisjoint(u.src)):
+            on_path.add(u)
+    return on_path
+
+
+def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[UOp] | None = None,
+              on_path: set[UOp] | None = None) -> list[UOp | None]:
     """The gradient of `root` with respect to each target node (None where it does not depend
-    on it), for the output adjoint `root_adjoint`; `order`: root.toposort() if the caller has it."""
+    on it), for the output adjoint `root_adjoint`; `order`: root.toposort() and `on_path`: the
+    nodes gradients flow through (`_on_path` for the targets or more), if the caller has them."""
     if order is None:
         order = root.toposort()
-    wanted = set(targets)
-    on_path: set[UOp] = set()
-    for u in order:   # sources first: a node is on a path if it is a target or reads one
-        if u in wanted or (u.op is not Ops.DETACH and u.dtype.is_inexact and any(s in on_path for s in u.src)):
-            on_path.add(u)
+    if on_path is None:
+        on_path = _on_path(order, set(targets))
     adjoints: dict[UOp, UOp] = {root: root_adjoint}
     for u in reversed(order):
         g = adjoints.get(u)
-        if g is None or u in wanted and not any(s in on_path for s in u.src):
+        if g is None or on_path.isdisjoint(u.src):   # (a target that reads no target: its leaf)
             continue
         opdef = OP_DEFS.get(u.op)
+        if opdef is None:
+            continue
         for i, s in enumerate(u.src):
-            if s not in on_path or opdef is None:
+            if s not in on_path:
                 continue
             share = opdef.local_gradient(u, i, g)
             if share is None:
                 continue
-            adjoints[s] = share if s not in adjoints else UOp(Ops.ADD, share.dtype, (adjoints[s], share))
+            known = adjoints.get(s)
+            adjoints[s] = share if known is None else UOp(Ops.ADD, share.dtype, (known, share))
     return [adjoints.get(t) for t in targets]
 
 
@@ -114,7 +127,10 @@ def backward(self: Tensor, gradient: Any = None) -> None:
     if not self.dtype.is_inexact:
         raise TypeError(f"backward() needs a floating-point tensor, not {self.dtype}: gradients do not flow "
                         f"through integer or boolean values")
-    if not graph_requires_grad(graph):
+    # one walk answers both which leaves the graph reads and whether gradients reach it from them
+    order = graph.toposort()
+    on_path = _on_path(order, _tensor.grad_leaf_nodes())
+    if graph not in on_path:
         raise RuntimeError("backward(): this tensor does not require grad: none of the tensors it was "
                            "computed from was created with requires_grad=True (or it was computed under "
                            "no_grad() or from detach())")
@@ -128,10 +144,8 @@ def backward(self: Tensor, gradient: Any = None) -> None:
         if g.shape != self.shape:
             raise ValueError(f"backward(): gradient of shape {g.shape} does not match the tensor's shape {self.shape}")
         adjoint = g.astype(self.dtype).uop
-    order = graph.toposort()
-    nodes = set(order)
-    leaves = [t for t in _tensor.grad_leaf_tensors() if t.uop in nodes]
-    for t, g in zip(leaves, gradients(graph, [t.uop for t in leaves], adjoint, order)):
+    leaves = [t for t in _tensor.grad_leaf_tensors() if t.uop in on_path]   # (the leaves the graph reads)
+    for t, g in zip(leaves, gradients(graph, [t.uop for t in leaves], adjoint, order, on_path)):
         if g is None:
             g = const(0.0, t.dtype, t.shape)
         grad = wrap(g, t.device)

@@ -1,17 +1,32 @@
 """Optimizers: SGD (momentum, Nesterov, weight decay), Adam and AdamW, as in PyTorch.
 
-`step()` computes every parameter's update (and the optimizer's state) from detached values and
-realizes them together in one schedule, so an update is a few fused kernels and the previous step's
+`step()` computes every parameter's update (and the optimizer's state) from the values of the
+parameters and gradients and realizes them together in one schedule, so an update is a few fused kernels and the previous step's
 graph is not kept alive. `zero_grad()` clears the gradients.
 """
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 from lazyarr.autograd import pending_outputs
+from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, zeros_like
-from lazyarr.elementwise import sqrt
-from lazyarr.tensor import Tensor, realize
+from lazyarr.graph import const, expand_uop, shrink_uop
+from lazyarr.tensor import Tensor, realize, wrap
+
+# The updates are written with graph nodes directly rather than with Tensor operators: every step
+# records them again, and the operators' checks, promotion and broadcasting (which these operands of
+# one shape and dtype do not need) cost several times what the nodes do.
+
+
+def _alu(op: Ops, a: UOp, b: UOp) -> UOp:
+    return UOp(op, a.dtype, (a, b))
+
+
+def _scale(u: UOp, factor: float) -> UOp:
+    """u times a Python float (a constant of u's dtype and shape)."""
+    return UOp(Ops.MUL, u.dtype, (u, const(factor, u.dtype, u.shape)))
 
 
 class Optimizer:
@@ -38,20 +53,21 @@ class Optimizer:
         self.steps += 1
         with_grad = [p for p in self.params if p.grad is not None]
         grads = [p.grad for p in with_grad]
-        # on detached values the update records no gradients, without no_grad()'s DETACH on each result
-        state = [t for p in with_grad for t in self._update(p, p.detach(), p.grad.detach())]
+        # no DETACH is needed on the values the update reads: the results are realized below and only
+        # their values are kept (the parameters are leaves, the state and the gradients are released)
+        state = [t for p in with_grad for t in self._update(p, p.uop, p.grad.uop)]
         outputs = list(pending_outputs)
         pending_outputs.clear()
         for g in grads:   # used by the step: no further gradients through them, keep only values
             g._released = True
-        for t in state:   # computed from detached values: only their values matter (realize need not ask)
+        for t in state:   # only their values matter (realize need not ask whether gradients flow through them)
             t._released = True
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
 
-    def _update(self, p: Tensor, value: Tensor, g: Tensor) -> list[Tensor]:
-        """Rebind p to its updated value, computed from `value` (p's, detached) and the detached
-        gradient g; return the state tensors that changed."""
+    def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
+        """Rebind p to its updated value, computed from `value` (p's node) and the gradient's node g;
+        return the state tensors that changed."""
         raise NotImplementedError
 
 
@@ -64,17 +80,17 @@ class SGD(Optimizer):
         self.momentum, self.dampening, self.weight_decay, self.nesterov = momentum, dampening, weight_decay, nesterov
         self.buffers: dict[int, Tensor] = {}
 
-    def _update(self, p: Tensor, value: Tensor, g: Tensor) -> list[Tensor]:
+    def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
         if self.weight_decay:
-            g = g + value * self.weight_decay
+            g = _alu(Ops.ADD, g, _scale(value, self.weight_decay))
         state = []
         if self.momentum:
-            buf = self.buffers.get(id(p))
-            buf = g if buf is None else buf * self.momentum + g * (1 - self.dampening)
-            self.buffers[id(p)] = buf
-            state.append(buf)
-            g = g + buf * self.momentum if self.nesterov else buf
-        p.uop = (value - g * self.lr).uop
+            old = self.buffers.get(id(p))
+            buf = g if old is None else _alu(Ops.ADD, _scale(old.uop, self.momentum), _scale(g, 1 - self.dampening))
+            self.buffers[id(p)] = wrap(buf, p.device)
+            state.append(self.buffers[id(p)])
+            g = _alu(Ops.ADD, g, _scale(buf, self.momentum)) if self.nesterov else buf
+        p.uop = _alu(Ops.SUB, value, _scale(g, self.lr))
         return state
 
 
@@ -89,34 +105,44 @@ class Adam(Optimizer):
         self.betas, self.eps, self.weight_decay, self.decoupled = betas, eps, weight_decay, decoupled
         self.m: dict[int, Tensor] = {}
         self.v: dict[int, Tensor] = {}
-        self._scale_cache: dict[tuple, tuple[Tensor, Tensor]] = {}
+        self._scale_cache: dict[tuple, tuple[UOp, UOp]] = {}
 
-    def _update(self, p: Tensor, value: Tensor, g: Tensor) -> list[Tensor]:
+    def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
         b1, b2 = self.betas
         if self.weight_decay and not self.decoupled:
-            g = g + value * self.weight_decay
-        m = self.m.get(id(p))
-        v = self.v.get(id(p))
-        m = g * (1 - b1) if m is None else m * b1 + g * (1 - b1)
-        v = g * g * (1 - b2) if v is None else v * b2 + g * g * (1 - b2)
-        self.m[id(p)], self.v[id(p)] = m, v
-        s1, s2 = self._scales(p)
-        new = value * (1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else value
-        p.uop = (new - m * s1 / (sqrt(v * s2) + self.eps)).uop
-        return [m, v]
+            g = _alu(Ops.ADD, g, _scale(value, self.weight_decay))
+        old_m, old_v = self.m.get(id(p)), self.v.get(id(p))
+        g2 = _alu(Ops.MUL, g, g)
+        # the moments move towards g and g² by (1 - beta): m + (g - m)(1 - b1) is m·b1 + g(1 - b1) with
+        # one constant fewer (PyTorch's lerp)
+        m = _scale(g, 1 - b1) if old_m is None else \
+            _alu(Ops.ADD, old_m.uop, _scale(_alu(Ops.SUB, g, old_m.uop), 1 - b1))
+        v = _scale(g2, 1 - b2) if old_v is None else \
+            _alu(Ops.ADD, old_v.uop, _scale(_alu(Ops.SUB, g2, old_v.uop), 1 - b2))
+        self.m[id(p)], self.v[id(p)] = wrap(m, p.device), wrap(v, p.device)
+        step, eps = (expand_uop(s, p.shape) for s in self._scales(p))
+        new = _scale(value, 1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else value
+        # p - lr/bc1 · m / (sqrt(v/bc2) + eps), written as p - step · m / (sqrt(v) + eps·sqrt(bc2))
+        update = _alu(Ops.FDIV, _alu(Ops.MUL, m, step), _alu(Ops.ADD, UOp(Ops.SQRT, v.dtype, (v,)), eps))
+        p.uop = _alu(Ops.SUB, new, update)
+        return [self.m[id(p)], self.v[id(p)]]
 
-    def _scales(self, p: Tensor) -> tuple[Tensor, Tensor]:
-        """This step's bias corrections, one array for every parameter of p's dtype and device: they
+    def _scales(self, p: Tensor) -> tuple[UOp, UOp]:
+        """This step's step size lr·sqrt(bc2)/bc1 and eps·sqrt(bc2) (bc: the bias corrections), as
+        nodes of shape (1,) reading one array shared by the parameters of p's dtype and device: they
         change every step, so they reach the kernels as data, not as constants, and the update
         compiles once."""
         key = (self.steps, p.dtype, p.device)
-        if key not in self._scale_cache:
+        found = self._scale_cache.get(key)
+        if found is None:
             b1, b2 = self.betas
-            scales = asarray([self.lr / (1 - b1 ** self.steps), 1 / (1 - b2 ** self.steps)], dtype=p.dtype,
-                             device=p.device)
-            self._scale_cache = {key: (scales[0], scales[1]), **{k: v for k, v in self._scale_cache.items()
-                                                                 if k[0] == self.steps}}
-        return self._scale_cache[key]
+            root = math.sqrt(1 - b2 ** self.steps)
+            scales = asarray([self.lr * root / (1 - b1 ** self.steps), self.eps * root], dtype=p.dtype,
+                             device=p.device).uop
+            found = (shrink_uop(scales, [(0, 1)]), shrink_uop(scales, [(1, 2)]))
+            self._scale_cache = {k: v for k, v in self._scale_cache.items() if k[0] == self.steps}
+            self._scale_cache[key] = found
+        return found
 
 
 class AdamW(Adam):

@@ -520,11 +520,17 @@ def _value_nodes(root: UOp, r: UOp) -> list[UOp]:
             (Ops.INDEX, Ops.RANGE, Ops.END, Ops.SINK, Ops.NOOP) and not (u.dtype.is_bool and u.op in GroupOp.Comparison)]
 
 
+# ops computed lane by lane (then gathered into a vector) that cost about what the scalar loop pays
+# for them: a select (relu's where) should not keep a matmul's loads and sums from vectors
+CHEAP_PER_LANE = frozenset({Ops.WHERE})
+
+
 def vectorizable(root: UOp, r: UOp, target: OptTarget) -> bool:
-    """Whether every value under `root` that depends on r is computed on vectors without a per-lane
-    fallback: float loads, the renderer's vector ops, reductions by ADD/MUL/MAX/MIN, stores."""
+    """Whether every value under `root` that depends on r is computed on vectors without a costly
+    per-lane fallback: float loads, the renderer's vector ops, selects (`CHEAP_PER_LANE`),
+    reductions by ADD/MUL/MAX/MIN, stores."""
     for u in _value_nodes(root, r):
-        if u.op is Ops.STORE:
+        if u.op is Ops.STORE or u.op in CHEAP_PER_LANE:
             continue
         if not u.dtype.is_float or u.dtype.count > 1:
             return False
@@ -630,19 +636,22 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
             continue
         chosen.append(r)
         opts.append(Opt("vector", axis, w))
-        unroll = _largest_divisor(k.size(axis) // w, (4, 2)) if k.size(axis) >= 4 * w else 1
+        # independent accumulators hide the latency of the sums: first outputs that share loads (a
+        # register tile of up to 16), then copies of the reduction up to 4 chains in all (copies are
+        # summed across after the loop, which on a short reduction costs more than it hides)
+        chains = 1
+        if len(chosen) == 1 and not k.inner_loops:
+            reuse = [a for a, i in enumerate(k.out_ranges) if k.size(a) > 1 and
+                     any(i not in ld.ranges for ld in body_loads) and any(i in ld.ranges for ld in body_loads)]
+            for a in reversed(reuse[-2:]):
+                n = _largest_divisor(k.size(a), tuple(m for m in (4, 2) if chains * m <= 16))
+                if n > 1:
+                    opts.append(Opt("upcast", a, n))
+                    chains *= n
+        unroll = _largest_divisor(k.size(axis) // w, tuple(m for m in (4, 2) if chains * m <= 4)) \
+            if k.size(axis) >= 4 * w and chains < 4 else 1
         if unroll > 1:
             opts.append(Opt("upcast", axis, unroll))
-        if len(chosen) > 1 or k.inner_loops:
-            continue
-        reuse = [a for a, i in enumerate(k.out_ranges) if k.size(a) > 1 and
-                 any(i not in ld.ranges for ld in body_loads) and any(i in ld.ranges for ld in body_loads)]
-        budget = 16 // unroll
-        for a in reversed(reuse[-2:]):
-            n = _largest_divisor(k.size(a), tuple(m for m in (4, 2) if m <= budget))
-            if n > 1:
-                opts.append(Opt("upcast", a, n))
-                budget //= n
     if len(chosen) > 1:   # the reuse upcasts only go with a single vectorised reduction
         opts = [o for o in opts if o.action != "upcast" or k.is_reduce(o.axis)]
     return opts

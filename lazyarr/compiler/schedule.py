@@ -214,23 +214,23 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
     names = {d.name for d in devices}
     index_of = index.__getitem__
     stack: list[tuple[UOp, bool]] = [(UOp(Ops.SINK, dtypes.void, tuple(roots)), False)]
+    push, pop = stack.append, stack.pop
     while stack:
-        n, expanded = stack.pop()
-        view = n._view
-        if view is not None and view is not n and not realized_for(n, view, names):
-            view = None   # constants realized on another device: computed again here
-        if expanded:
-            if view is None or view is n:
-                if n.op is BUFFER:
-                    emit(n)
-                else:
-                    arg = n.arg
-                    if type(arg) is float or type(arg) is complex:
-                        arg = _arg_key(arg)
-                    parts.append((n.op, id(n.dtype), arg, tuple(map(index_of, n.src))))
-                    index[n] = len(parts) - 1
-                    order.append(n)
-                continue
+        n, expanded = pop()
+        if expanded:   # its sources are in: its part (1 and 2 sources without a map: most nodes)
+            arg = n.arg
+            if type(arg) is float or type(arg) is complex:
+                arg = _arg_key(arg)
+            src = n.src
+            parts.append((n.op, id(n.dtype), arg, (index_of(src[0]),) if len(src) == 1 else
+                          (index_of(src[0]), index_of(src[1])) if len(src) == 2 else tuple(map(index_of, src))))
+            index[n] = len(parts) - 1
+            order.append(n)
+            continue
+        if n in index:
+            continue
+        view = n._view   # (constants realized on another device are computed again here)
+        if view is not None and view is not n and realized_for(n, view, names):
             resolved[n] = view
             if view not in index:   # the view's BUFFER and reshapes
                 chain = [view]
@@ -240,14 +240,13 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
                     if v not in index:
                         emit(v)
             index[n] = index[view]
-            continue
-        if n in index:
-            continue
-        stack.append((n, True))
-        if view is None or view is n:
+        elif n.op is BUFFER:
+            emit(n)
+        else:
+            push((n, True))
             for s in reversed(n.src):
                 if s not in index:
-                    stack.append((s, False))
+                    push((s, False))
     # the settings that change how a graph is scheduled belong to its key
     scheduling = (settings.split_reduceop, settings.reduceop_split_threshold, settings.reduceop_split_size)
     return (tuple(parts), tuple(d.name for d in devices), scheduling), inputs, order, resolved

@@ -179,21 +179,22 @@ class UOp:
         """Every node reachable from self, sources before users. `stop(u)` true: u is included
         but its sources are not visited."""
         order: list[UOp] = []
-        seen: set[int] = set()
+        seen: set[UOp] = set()   # nodes hash by identity (no id() call per test)
         stack: list[tuple[UOp, bool]] = [(self, False)]
+        push, pop, visit, add = stack.append, stack.pop, order.append, seen.add
         while stack:
-            u, expanded = stack.pop()
+            u, expanded = pop()
             if expanded:
-                order.append(u)
+                visit(u)
                 continue
-            if id(u) in seen:
+            if u in seen:
                 continue
-            seen.add(id(u))
-            stack.append((u, True))
+            add(u)
+            push((u, True))
             if stop is None or not stop(u):
                 for s in reversed(u.src):
-                    if id(s) not in seen:
-                        stack.append((s, False))
+                    if s not in seen:
+                        push((s, False))
         return order
 
     def walk(self) -> Iterator[UOp]:

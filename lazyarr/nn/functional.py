@@ -9,13 +9,17 @@ from lazyarr import dtypes
 from lazyarr import elementwise as ew
 from lazyarr import statistics as st
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.graph import alu, cast_uop, expand_uop, reshape_uop
+from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
 from lazyarr.tensor import Tensor, as_tensor, wrap
 
 
 def relu(x: Tensor) -> Tensor:
     """max(x, 0); the gradient at 0 is 0, as PyTorch's."""
     x = as_tensor(x)
+    if x.dtype.is_float:   # the nodes where(x > 0, x, 0.0) records, built directly (every training step has them)
+        u = x.uop
+        zero = const(0.0, u.dtype, u.shape)
+        return wrap(UOp(Ops.WHERE, u.dtype, (UOp(Ops.CMPLT, dtypes.bool_, (zero, u)), u, zero)), x.device)
     return ew.where(x > 0, x, 0.0)
 
 
@@ -49,12 +53,17 @@ def one_hot(labels: Tensor, num_classes: int) -> Tensor:
     labels = as_tensor(labels)
     if not labels.dtype.is_int:
         raise TypeError(f"one_hot: labels must be integers, not {labels.dtype}")
-    # labels[..., None] == arange(num_classes), built directly (every training step records it)
+    return _one_hot(labels, num_classes, dtypes.int64)
+
+
+def _one_hot(labels: Tensor, num_classes: int, dtype: dtypes.DType) -> Tensor:
+    """one_hot of `dtype`: labels[..., None] == arange(num_classes), built directly (every training
+    step records it) and converted once."""
     d = dtypes.promote_types(labels.dtype, dtypes.default_int)
     shape = labels.shape + (num_classes,)
     lab = expand_uop(reshape_uop(cast_uop(labels.uop, d), labels.shape + (1,)), shape)
     classes = expand_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), num_classes), d), shape)
-    return wrap(cast_uop(UOp(Ops.CMPEQ, dtypes.bool_, (lab, classes)), dtypes.int64), labels.device)
+    return wrap(cast_uop(UOp(Ops.CMPEQ, dtypes.bool_, (lab, classes)), dtype), labels.device)
 
 
 def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
@@ -66,14 +75,20 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label
     if target.dtype.is_int:
         if target.shape != logits.shape[:-1]:
             raise ValueError(f"cross_entropy: target of shape {target.shape} does not match logits {logits.shape}")
-        probs = one_hot(target, n_classes).astype(logits.dtype)
+        probs = _one_hot(target, n_classes, logits.dtype)
     else:
         if target.shape != logits.shape:
             raise ValueError(f"cross_entropy: probabilities of shape {target.shape} do not match logits {logits.shape}")
         probs = target
     if label_smoothing:
         probs = probs * (1 - label_smoothing) + label_smoothing / n_classes
-    loss = -st.sum(probs * log_softmax(logits, axis=-1), axis=-1)
+    if target.dtype.is_int:
+        # the rows of probs sum to one, so -Σ p·log_softmax(x) is logsumexp(x) - Σ p·x (x shifted by
+        # its row max): the log-sum-exp's gradient then needs no sum of probs over the classes
+        shifted = logits - st.max(logits, axis=-1, keepdims=True).detach()
+        loss = ew.log(st.sum(ew.exp(shifted), axis=-1)) - st.sum(probs * shifted, axis=-1)
+    else:
+        loss = -st.sum(probs * log_softmax(logits, axis=-1), axis=-1)
     return st.mean(loss) if reduction == "mean" else st.sum(loss) if reduction == "sum" else loss
 
 
@@ -94,7 +109,18 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, weight of shape (out_features, in_features)."""
     from lazyarr.linalg import matmul
-    out = matmul(as_tensor(x), as_tensor(weight).mT)
+    x, weight = as_tensor(x), as_tensor(weight)
+    if x.ndim == 2 and weight.ndim == 2 and x.dtype is weight.dtype and x.device is weight.device \
+            and x.shape[1] == weight.shape[1] and x.dtype.is_float:
+        # x (n, k) and weight (m, k) both broadcast to (n, m, k) and summed over k: the product without
+        # the transpose (and its gradient's transpose), which every training step records
+        (n, k), m = x.shape, weight.shape[0]
+        xs = expand_uop(reshape_uop(x.uop, (n, 1, k)), (n, m, k))
+        ws = expand_uop(reshape_uop(weight.uop, (1, m, k)), (n, m, k))
+        prod = UOp(Ops.REDUCE_AXIS, x.dtype, (UOp(Ops.MUL, x.dtype, (xs, ws)),), (Ops.ADD, (2,)))
+        out = wrap(reshape_uop(prod, (n, m)), x.device)
+    else:
+        out = matmul(x, weight.mT)
     return out if bias is None else out + bias
 
 
