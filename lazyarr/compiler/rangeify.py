@@ -112,13 +112,22 @@ def _same(n: int) -> Size:
     return n
 
 
+def _is_one(v: Size) -> bool:
+    return isinstance(v, int) and v == 1
+
+
+def _mul(a: Size | UOp, b: Size) -> Size | UOp:
+    """a·b without a factor of 1 (the index arithmetic stays as short as with sizes in the code)."""
+    return b if _is_one(a) else a if _is_one(b) else a * b
+
+
 def linear_index(idxs: Sequence[UOp], shape: Sequence[int], size: Callable[[int], Size] = _same) -> UOp:
     """Σ idx_i · stride_i for a row-major array of `shape` (`size`: how a length appears)."""
     out, stride = idx_const(0), 1
     for i, s in reversed(list(zip(idxs, shape))):
         if s != 1:
-            out = out + i if isinstance(stride, int) and stride == 1 else out + i * stride
-            stride = size(s) if isinstance(stride, int) and stride == 1 else stride * size(s)
+            out = out + _mul(i, stride)
+            stride = _mul(stride, size(s))
     return out
 
 
@@ -163,10 +172,10 @@ def map_reshape(old: tuple[int, ...], new: tuple[int, ...], idxs: Sequence[UOp],
             if old[a] == 1:
                 out[a] = idx_const(0)
                 continue
-            part = flat if isinstance(stride, int) and stride == 1 else flat // stride
+            part = flat if _is_one(stride) else flat // stride
             # the group's first axis needs no remainder: flat < the product of the group's lengths
             out[a] = part if a == oa[0] else part % size(old[a])
-            stride = size(old[a]) if isinstance(stride, int) and stride == 1 else stride * size(old[a])
+            stride = _mul(stride, size(old[a]))
     return out
 
 
