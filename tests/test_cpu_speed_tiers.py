@@ -51,6 +51,21 @@ def test_small_kernels_start_on_the_fast_compiler_and_turn_optimised_once_hot(fr
     assert prog.tier == "opt"
 
 
+@needs_tcc
+def test_the_first_tier_selects_without_calls(fresh):
+    """tcc inlines nothing: the first tier's where, maximum and minimum are macros over ?:, not the
+    optimised tier's branch-free blends through memcpy; both give NumPy's answers, NaN included."""
+    a = np.array([1.0, np.nan, -2.0, 0.0, 3.5, -0.0], np.float32)
+    b = np.array([0.5, 1.0, np.nan, -0.0, 4.0, 0.0], np.float32)
+    t = xp.where(xp.asarray(a) > 0, xp.maximum(xp.asarray(a), xp.asarray(b)), xp.minimum(xp.asarray(a), xp.asarray(b)))
+    prog = program_of(t)
+    assert prog.tier == "fast" and "#define lz_where_float32" in prog.current.source
+    assert "__builtin_memcpy" not in prog.current.source
+    want = np.where(a > 0, np.maximum(a, b), np.minimum(a, b))
+    np.testing.assert_array_equal(t.numpy(), want)
+    np.testing.assert_array_equal(np.signbit(t.numpy()), np.signbit(want))
+
+
 def test_large_kernels_compile_optimised_at_once(fresh, monkeypatch):
     monkeypatch.setattr(settings, "fast_compile_work", 1 << 20)
     a = xp.asarray(np.ones((1024, 1024), dtype=np.float32))

@@ -515,3 +515,20 @@ class CRenderer:
     def work_group(self, u: UOp) -> tuple[str, str]:
         """The name and the line of a work-group op (group reductions): C has none."""
         raise NotImplementedError(f"the C renderer has no {u.op.name}")
+
+
+class FastCRenderer(CRenderer):
+    """C for the fast compiler's first tier (tcc), which inlines nothing: selects and float
+    min/max as macros over ?:, since a blend through memcpy costs tcc four calls per element."""
+
+    def select(self, d: DType, c: str, a: str, b: str) -> str:
+        name = f"lz_where_{d.name}"
+        return f"{self.helper(name, f'#define {name}(c, a, b) ((c) ? (a) : (b))')}({c}, {a}, {b})"
+
+    def minmax(self, d: DType, a: str, b: str, is_max: bool) -> str:
+        if not d.is_float:
+            return super().minmax(d, a, b, is_max)
+        name = f"lz_{'max' if is_max else 'min'}_{d.name}"
+        cmp = ">" if is_max else "<"   # NaN propagates
+        body = f"#define {name}(a, b) ((((a) != (a)) | ((a) {cmp} (b))) ? (a) : (b))"
+        return f"{self.helper(name, body)}({a}, {b})"

@@ -39,7 +39,7 @@ import cffi
 import numpy as np
 
 from lazyarr import settings
-from lazyarr.compiler.render_c import CRenderer
+from lazyarr.compiler.render_c import CRenderer, FastCRenderer
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, cached_file
 from lazyarr.runtime.device import Buffer, Device
@@ -166,6 +166,7 @@ class CPUDevice(Device):
 
     def __init__(self) -> None:
         self._renderer = CRenderer()
+        self._fast_renderer = FastCRenderer()   # the first tier's C, for a compiler that inlines nothing
         self._pool: dict[int, list[np.ndarray]] = {}
         self._pooled_bytes = 0
 
@@ -259,7 +260,7 @@ class CPUDevice(Device):
         path = _cached_path(fast_key)
         if path is not None:
             return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, CPUProgram(name, "", path)))
-        source = generate(ast, self.renderer, transcendentals=transcendentals, opts=[]).source
+        source = generate(ast, self._fast_renderer, transcendentals=transcendentals, opts=[]).source
 
         def build() -> TieredProgram:
             try:
