@@ -33,7 +33,7 @@ from lazyarr.compiler.opts import optimize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.patterns import graph_rewrite
 from lazyarr.compiler.symbolic import symbolic
-from lazyarr.compiler.uop import Ops, UOp, is_size_var, pretty
+from lazyarr.compiler.uop import Ops, UOp, pretty
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")
     # kernel optimisation splits loops by their lengths: a shape-generic kernel's are arguments
-    generic = any(is_size_var(u) for u in sink.toposort())
+    generic = bool(arguments and arguments[1])
     opt_target = renderer.opt_target() if settings.opts and hasattr(renderer, "opt_target") and not generic else None
     sink = _stage("opts (5)", lambda s: optimize(s, opt_target, opts), sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
