@@ -18,6 +18,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.elementwise import not_equal
 from lazyarr.graph import alu, cast_uop, expand_uop, normalize_axis, reshape_uop
+from lazyarr.manipulation import reshape
 from lazyarr.statistics import reduce
 from lazyarr.tensor import Tensor, as_tensor, wrap
 
@@ -26,7 +27,7 @@ def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -
     x = as_tensor(x)
     if x.dtype.is_complex:
         raise TypeError(f"{name}: complex numbers have no order (take abs(), real() or imag() first)")
-    flat = wrap(reshape_uop(x.uop, (x.size,)), x.device) if axis is None else x
+    flat = reshape(x, (-1,)) if axis is None else x
     ax = 0 if axis is None else normalize_axis(axis, x.ndim)
     n = flat.shape[ax]
     if n == 0:

@@ -299,15 +299,15 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
 
 def cumsum(a: Tensor, axis: int | None = None, dtype: Any = None) -> Tensor:
     """NumPy's cumsum: axis None scans the flattened array."""
-    a = as_tensor(a)
-    return cumulative_sum(_flat(a) if axis is None else a, axis=0 if axis is None else axis, dtype=dtype)
+    return _numpy_scan("cumsum", Ops.ADD, a, axis, dtype)
 
 
 def cumprod(a: Tensor, axis: int | None = None, dtype: Any = None) -> Tensor:
     """NumPy's cumprod: axis None scans the flattened array."""
+    return _numpy_scan("cumprod", Ops.MUL, a, axis, dtype)
+
+
+def _numpy_scan(name: str, op: Ops, a: Tensor, axis: int | None, dtype: Any) -> Tensor:
+    from lazyarr.manipulation import reshape
     a = as_tensor(a)
-    return cumulative_prod(_flat(a) if axis is None else a, axis=0 if axis is None else axis, dtype=dtype)
-
-
-def _flat(a: Tensor) -> Tensor:
-    return wrap(reshape_uop(a.uop, (a.size,)), a.device)
+    return _cumulative(name, op, reshape(a, (-1,)) if axis is None else a, 0 if axis is None else axis, dtype, False)

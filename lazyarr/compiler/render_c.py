@@ -16,7 +16,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, size_var_index
 from lazyarr.dtypes import DType
 
 PARALLEL_MIN_WORK = 1 << 22   # loads, stores and ALU ops (lanes counted) below which threads cost more than they save
@@ -500,7 +500,7 @@ class CRenderer:
 
     def size_param(self, var: UOp, buffers: int) -> str:
         """The line that reads size argument `var` (the words after the buffers' addresses), if any."""
-        return f"  const int64_t {var.arg[0]} = (int64_t)args[{buffers + int(var.arg[0][1:])}];"
+        return f"  const int64_t {var.arg[0]} = (int64_t)args[{buffers + size_var_index(var)}];"
 
     def signature(self, name: str, params: list[str]) -> list[str]:
         return [f"void {name}(const uintptr_t* restrict args) {{", *params]

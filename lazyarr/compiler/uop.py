@@ -279,6 +279,11 @@ def is_size_var(u: UOp) -> bool:
     return u.op is Ops.DEFINE_VAR and u.arg[0][0] == "n"
 
 
+def size_var_index(u: UOp) -> int:
+    """Which of the kernel's size arguments u is (k for "nk")."""
+    return int(u.arg[0][1:])
+
+
 def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
     """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
     ref = _interned.get((op, id(dtype), src, _arg_key(arg)))
