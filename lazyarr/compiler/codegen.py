@@ -51,7 +51,7 @@ def kernel_name(sink: UOp) -> str:
     out_loops: list[str] = []
     reduce_loops: list[str] = []
     for u in sink.toposort():
-        if u.op is Ops.END and any(s.op is Ops.STORE for s in (u.src[0],)):
+        if u.op is Ops.END and u.src[0].op in (Ops.STORE, Ops.NOOP):
             out_loops = [length(r) for r in u.src[1:]]
         elif u.op is Ops.REDUCE:
             reduce_loops += [length(r) for r in u.src[1:]]

@@ -16,7 +16,8 @@ with an INDEX node. Rules then push every INDEX from the root towards the leaves
 - at the leaves: a constant is itself, IOTA is its index, and a buffer becomes a LOAD from a
   kernel argument (DEFINE_GLOBAL) at the row-major linear index, under the gate.
 The output is a STORE into argument 0 at the output's linear index, closed by an END of the
-output's ranges. Rangeify also reports the reductions the kernel would evaluate redundantly, and
+output's ranges (a kernel of several outputs of one shape: a STORE into each of its first
+arguments, grouped by a NOOP under the one END). Rangeify also reports the reductions the kernel would evaluate redundantly, and
 the costly elementwise values it would evaluate inside loops they do not depend on, which the
 scheduler then gives buffers of their own (`redundant_reductions`, `recomputed_values`). The result
 holds no Buffer objects: the same computation on other buffers is the same graph, which is what the
@@ -272,16 +273,18 @@ def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
     return rangeify_kernel(out, value)[:2]
 
 
-def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0,
-                    generic_limit: int = 0) -> tuple[UOp, list[Any], list[UOp], tuple[int, ...]]:
+def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0, generic_limit: int = 0,
+                    more: Sequence[tuple[Any, UOp]] = ()) -> tuple[UOp, list[Any], list[UOp], tuple[int, ...]]:
     """`rangeify`, the reductions and values the kernel would compute redundantly, and the values of
-    its size arguments (sizes from 2 to `generic_limit` become arguments: a shape-generic kernel)."""
+    its size arguments (sizes from 2 to `generic_limit` become arguments: a shape-generic kernel).
+    `more`: further (buffer, value) outputs of value's shape, stored in the same loops (a kernel of
+    several outputs; its outputs are its first arguments)."""
     ctx = RangeifyContext(generic_limit=generic_limit)
-    out_global = ctx.global_for(out)
+    outputs = [(ctx.global_for(b), v) for b, v in ((out, value), *more)]
     ranges = [ctx.new_range(s) if s != 1 else idx_const(0) for s in value.shape]
-    store = UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, out_global.dtype,
-                                             (out_global, linear_index(ranges, value.shape, ctx.size), TRUE)),
-                                        index(value, ranges)))
+    at = linear_index(ranges, value.shape, ctx.size)
+    stores = [UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, g.dtype, (g, at, TRUE)), index(v, ranges))) for g, v in outputs]
+    store = stores[0] if len(stores) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(stores))
     loops = [r for r in ranges if r.op is Ops.RANGE]
     ctx.enclosing.update((r, frozenset(loops[:i])) for i, r in enumerate(loops))
     root = UOp(Ops.END, dtypes.void, (store, *loops)) if loops else store

@@ -350,6 +350,7 @@ class CRenderer:
         out: dict[UOp, str] = {}
         store_ranges = frozenset().union(*(u.ranges for u in program if u.op is Ops.STORE))
         work = sum(run_count(u) * u.dtype.count for u in program if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))
+        elementwise = not any(u.op is Ops.DEFINE_ACC for u in program)
         depth = 0
         for i, u in enumerate(program):
             if u.op is Ops.RANGE:
@@ -360,6 +361,11 @@ class CRenderer:
                 accs = [a for a in u.src if a.op is Ops.DEFINE_ACC]
                 if accs and self._innermost(program, i) and all(self._sums_floats(program, a) for a in accs):
                     out[u] = "#pragma omp simd " + " ".join("reduction(+:{})" for _ in accs)
+                elif elementwise and u not in out and self._innermost(program, i):
+                    # an element is stored once and loaded (where an output took an input's storage)
+                    # only at its own index: no iteration depends on another's memory. gcc cannot
+                    # tell for many arguments (one check per pair) and would not vectorise
+                    out[u] = "#pragma GCC ivdep"
                 depth += 1
             elif u.op is Ops.END:
                 depth -= 1

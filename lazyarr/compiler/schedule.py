@@ -14,7 +14,9 @@ Given the tensor graphs to realize, in order:
 3. rangeify reports any reduction that a kernel would evaluate more often than it has outputs
    (broadcast along an outer axis); those get buffers of their own and the kernels are rebuilt;
 4. each realize point becomes one kernel that stores its value into a new buffer, reading the
-   other realize points' buffers; values of no elements get a buffer and no kernel.
+   other realize points' buffers; values of no elements get a buffer and no kernel. Elementwise
+   points of one shape that read common inputs or one another are stored by one kernel of
+   several outputs (`output_groups`: an optimizer's moments and parameter in one launch).
 Kernels come out in dependency order. `ScheduleItem.source` renders a kernel without running it.
 """
 from __future__ import annotations
@@ -85,6 +87,8 @@ class ScheduleItem:
     buffers: list[Buffer]
     device: Device
     sizes: tuple[int, ...] = ()
+    outputs: int = 1   # the first `outputs` buffers are written
+    _inplace: tuple[tuple[int, int], ...] | None = field(default=None, repr=False)
     _kernel: KernelSource | None = field(default=None, repr=False)
 
     @property
@@ -98,8 +102,11 @@ class ScheduleItem:
 
     @property
     def inplace(self) -> tuple[int, ...]:
-        """The arguments the kernel reads only at the index it stores to (see `inplace_args`)."""
-        return inplace_args(self.ast, self.sizes)
+        """(output, argument) pairs: an argument read only at the index the output is stored to, which
+        may lend the output its storage (see `inplace_args`)."""
+        if self._inplace is None:
+            self._inplace = inplace_args(self.ast, self.sizes)
+        return self._inplace
 
     @property
     def name(self) -> str:
@@ -177,7 +184,7 @@ class Schedule:
 # new buffer, of size, dtype and device `new[j]`; real: the complex buffer's real view. `points`
 # places each new buffer in the graph (the position of its node in the structure's order), so that
 # `realized` learns them as on a miss. A kernel is (item class, graph, buffer references, device, and
-# the size arguments' values, in a tuple of one for a ScheduleItem).
+# for a ScheduleItem, the size arguments' values, the number of outputs and the in-place pairs).
 @dataclass(frozen=True)
 class CachedSchedule:
     new: tuple[tuple[int, DType, Device], ...]
@@ -287,7 +294,7 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
             new.append((b.size, b.dtype, b.device))
         return refs[id(b)]
     kernels = tuple((type(it), it.ast, tuple(ref(b) for b in it.buffers), it.device,
-                     (it.sizes,) if type(it) is ScheduleItem else ()) for it in sched.items)
+                     (it.sizes, it.outputs, it.inplace) if type(it) is ScheduleItem else ()) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
@@ -341,6 +348,7 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
         replaced: dict[UOp, UOp] = {}
         found: set[UOp] = set()
         calls: dict[UOp, CallItem] = {}
+        groups = output_groups(points, buffers, set(complex_roots))
         for p in points:
             if p.op is Ops.CALL_RESULT:
                 call = p.src[0]
@@ -354,22 +362,31 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
                 src = view_buffer(_replace_points(p.src[0], views, replaced))
                 items.append(CopyItem(None, [buffers[p], src], buffers[p].device))
                 continue
-            if p.op is Ops.CONTIGUOUS:
-                value = _replace_points(p.src[0], views, replaced)
-            else:
-                value = p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
-            if (p, value) not in rangeified:
+            group = groups.get(p, (p,))
+            if p is not group[-1]:
+                continue   # stored by the kernel of its group's last point
+            if len(group) == 1:
+                values = [_point_value(p, views, replaced)]
+            else:   # the group's points read one another's values, not their buffers
+                inline, done = {k: v for k, v in views.items() if k not in group}, {}
+                values = []
+                for m in group:
+                    done[m] = _point_value(m, inline, done)
+                    values.append(done[m])
+            key = (group, tuple(values))
+            if key not in rangeified:
                 renderer = buffers[p].device.renderer
-                rangeified[(p, value)] = rangeify_kernel(buffers[p], value, getattr(renderer, "parallel_loops", 0),
-                                                         generic_limit(value, renderer))
-            ast, bufs, redundant, sizes = rangeified[(p, value)]
+                limit = min(generic_limit(v, renderer) for v in values)
+                rangeified[key] = rangeify_kernel(buffers[group[0]], values[0], getattr(renderer, "parallel_loops", 0),
+                                                  limit, [(buffers[m], v) for m, v in zip(group[1:], values[1:])])
+            ast, bufs, redundant, sizes = rangeified[key]
             if redundant:   # found in graphs with the points replaced: mapped back
                 back = {new: old for old, new in replaced.items()}
                 # a point realized already cannot be made cheaper by another round
                 found = {back.get(r, r) for r in redundant} - extra
                 if found:   # the kernels after this one would be rangeified with those reductions fused
                     break
-            items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes))
+            items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes, len(group)))
         if not found:
             break
         extra |= found
@@ -378,6 +395,51 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
         v = views.get(r, r)
         out_views[orig] = buffer_view(view_buffer(v).parent, orig.shape) if d.is_complex else v
     return Schedule(items, out_views, views)
+
+
+def _point_value(p: UOp, views: dict[UOp, UOp], replaced: dict[UOp, UOp]) -> UOp:
+    """The value point p's kernel stores, reading the other points from their buffers (`views`)."""
+    if p.op is Ops.CONTIGUOUS:
+        return _replace_points(p.src[0], views, replaced)
+    return p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
+
+
+def output_groups(points: list[UOp], buffers: dict[UOp, Buffer], excluded: set[UOp]) -> dict[UOp, tuple[UOp, ...]]:
+    """Points whose values one kernel of several outputs stores (each point → its group, in order; the
+    kernel runs where the last of them was): elementwise values (no reduction, gather or call) of
+    one shape and device that read a common buffer or one another, the later ones reading the
+    earlier ones only elementwise (so that the kernel computes them at the same index), and no
+    point between them reading one of them (it would run before the group's kernel). An
+    optimizer's update is one kernel per parameter (its moments and the parameter) instead of three."""
+    stops = set(points)
+    reads: dict[UOp, set] = {}           # point → the points and buffers its kernel reads
+    elementwise: dict[UOp, bool] = {}    # point → its kernel computes an elementwise value
+    for p in points:
+        nodes = _kernel_nodes(p, stops) | {p}
+        reads[p] = {view_buffer(s) if is_buffer_view(s) else s for n in nodes for s in n.src
+                    if s in stops or is_buffer_view(s)}
+        elementwise[p] = p.op not in (Ops.COPY, Ops.CALL_RESULT) and p.size > 0 and p not in excluded and \
+            not any(n.op in (Ops.REDUCE_AXIS, Ops.GATHER, Ops.CALL) for n in nodes)
+    groups: list[list[UOp]] = []
+    position = {p: i for i, p in enumerate(points)}
+    for q in points:
+        if not elementwise[q]:
+            continue
+        nodes = _kernel_nodes(q, stops) | {q}
+        for g in groups:
+            members = set(g)
+            if g[0].shape != q.shape or buffers[g[0]].device is not buffers[q].device or \
+                    not any(reads[q] & (reads[m] | {m}) for m in g):
+                continue
+            if any(s in members for n in nodes if n.op in GroupOp.Movement for s in n.src):
+                continue   # reads a member at other indices
+            if any(reads[r] & members for r in points[position[g[0]] + 1:position[q]] if r not in members):
+                continue
+            g.append(q)
+            break
+        else:
+            groups.append([q])
+    return {p: tuple(g) for g in groups if len(g) > 1 for p in g}
 
 
 def generic_limit(value: UOp, renderer: Any) -> int:
@@ -492,20 +554,22 @@ class CopyItem:
     device: Device
     inplace: tuple[int, ...] = ()
     name: str = "copy"
+    sizes = ()   # a class attribute: no size arguments
 
     @property
     def source(self) -> str:
         return f"<copy {self.buffers[1].device.name} -> {self.buffers[0].device.name}>"
 
 
-_inplace: dict[tuple[UOp, tuple[int, ...]], tuple[int, ...]] = {}
+_inplace: dict[tuple[UOp, tuple[int, ...]], tuple[tuple[int, int], ...]] = {}
 
 
-def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[int, ...]:
-    """The argument positions (besides the output, 0) that a kernel with one ungated store reads
-    only at the index it stores to: each element is read before the same element is written, so
-    the output may use the argument's storage. A shape-generic kernel is judged with its `sizes`
-    (each size argument is its own variable, so only the values show which indices agree)."""
+def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[tuple[int, int], ...]:
+    """(output, argument) pairs, for a kernel whose ungated stores all store at one index: an
+    argument read only at that index, by the output's value, so that each element is read before
+    the same element of the output is written and the output may use the argument's storage. A
+    shape-generic kernel is judged with its `sizes` (each size argument is its own variable, so
+    only the values show which indices agree)."""
     key = (ast, sizes)
     if key in _inplace:
         return _inplace[key]
@@ -514,9 +578,10 @@ def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[int, ...]:
                                for u in ast.toposort() if is_size_var(u)})
     nodes = ast.toposort()
     stores = [u for u in nodes if u.op is Ops.STORE]
-    out: tuple[int, ...] = ()
-    if len(stores) == 1 and stores[0].src[0].src[-1].is_const(True):
-        target = stores[0].src[0].src[1]
+    out: tuple[tuple[int, int], ...] = ()
+    target = stores[0].src[0].src[1]
+    if all(st.src[0].src[-1].is_const(True) and st.src[0].src[1] is target for st in stores):
+        written = {st.src[0].src[0].arg for st in stores}
         same: dict[int, bool] = {}   # argument → every load of it is ungated and at the stored index
         for u in nodes:
             if u.op is Ops.LOAD:
@@ -525,7 +590,12 @@ def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[int, ...]:
                 at_target = ix.src[-1].is_const(True) and (ix.src[1] is target or (
                     ix.src[1].ranges == target.ranges and simplify(ix.src[1]) is simplify(target)))
                 same[ix.src[0].arg] = same.get(ix.src[0].arg, True) and at_target
-        out = tuple(k for k, ok in sorted(same.items()) if k != 0 and ok)
+        lenders = [k for k, ok in sorted(same.items()) if k not in written and ok]
+        # several outputs: an argument lends its storage only to the one output whose value reads it, so
+        # that it is read before that store and written by no other
+        read_by = [{u.src[0].src[0].arg for u in st.src[1].toposort() if u.op is Ops.LOAD} for st in stores]
+        out = tuple((st.src[0].src[0].arg, k) for st, reads in zip(stores, read_by) for k in lenders
+                    if len(stores) == 1 or (k in reads and not any(k in r for r in read_by if r is not reads)))
     _inplace[key] = out
     return out
 

@@ -167,7 +167,7 @@ class CPUDevice(Device):
     def __init__(self) -> None:
         self._renderer = CRenderer()
         self._fast_renderer = FastCRenderer()   # the first tier's C, for a compiler that inlines nothing
-        self._pool: dict[int, list[np.ndarray]] = {}
+        self._pool: dict[int, list[tuple[np.ndarray, int]]] = {}   # bytes → (memory, its address)
         self._pooled_bytes = 0
 
     @property
@@ -175,23 +175,34 @@ class CPUDevice(Device):
         return self._renderer
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
-        nbytes = size * dtype.itemsize
+        return self._take(size * dtype.itemsize)[0].view(dtype.np)
+
+    def allocate_into(self, b: Buffer) -> None:
+        raw, addr = self._take(b.size * b.dtype.itemsize)
+        b.storage = raw.view(b.dtype.np)
+        b._addr = (b.storage, addr)
+
+    def _take(self, nbytes: int) -> tuple[np.ndarray, int]:
+        """nbytes of memory aligned to ALIGNMENT (bytes, viewing a larger array), and its address:
+        pooled memory knows its address, which costs a call to learn (a training step allocates
+        dozens of buffers)."""
         pooled = self._pool.get(nbytes)
         if pooled:
-            raw = pooled.pop()
             self._pooled_bytes -= nbytes
-        else:
-            raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-        offset = (-array_address(raw)) % ALIGNMENT
-        return raw[offset:offset + nbytes].view(dtype.np)
+            return pooled.pop()
+        raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+        start = array_address(raw)
+        offset = (-start) % ALIGNMENT
+        return raw[offset:offset + nbytes], start + offset
 
-    def free(self, storage: np.ndarray, nbytes: int) -> None:
+    def free(self, storage: np.ndarray, nbytes: int, address: int | None = None) -> None:
         """Keep the memory for the next allocation of its size (fresh memory costs page faults),
         unless something else still views it (an array numpy() handed out) or the pool is full."""
         raw = storage.base
         if nbytes == 0 or raw is None or sys.getrefcount(raw) > 3 or self._pooled_bytes + nbytes > POOL_BYTES:
             return
-        self._pool.setdefault(nbytes, []).append(raw)
+        self._pool.setdefault(nbytes, []).append((storage.view(np.uint8), array_address(storage) if address is None
+                                                  else address))
         self._pooled_bytes += nbytes
 
     def to_numpy(self, storage: np.ndarray, size: int, dtype: DType) -> np.ndarray:

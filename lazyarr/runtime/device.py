@@ -51,8 +51,13 @@ class Device:
     def copyin(self, storage: Any, data: np.ndarray) -> None:
         raise NotImplementedError
 
-    def free(self, storage: Any, nbytes: int) -> None:
-        """Storage no buffer owns anymore (a caching allocator may keep it for reuse)."""
+    def allocate_into(self, b: Buffer) -> None:
+        """Give buffer b storage of its own (a device that knows the storage's address caches it too)."""
+        b.storage = self.allocate(b.size, b.dtype)
+
+    def free(self, storage: Any, nbytes: int, address: int | None = None) -> None:
+        """Storage no buffer owns anymore (a caching allocator may keep it for reuse); `address`:
+        its address where the buffer had it cached."""
 
     def compile(self, name: str, source: str) -> Any:
         """A callable program; calling it with a list of Buffers (and extra words, a call's
@@ -82,8 +87,9 @@ class Buffer:
 
     def __del__(self) -> None:
         if self.owns and self.storage is not None:
+            addr = self._addr
             try:
-                self.device.free(self.storage, self.nbytes)
+                self.device.free(self.storage, self.nbytes, addr[1] if addr is not None and addr[0] is self.storage else None)
             except Exception:   # interpreter shutdown: modules are already gone
                 pass
 
@@ -97,14 +103,14 @@ class Buffer:
 
     def ensure_allocated(self) -> Buffer:
         if self.storage is None:
-            self.storage = self.device.allocate(self.size, self.dtype)
+            self.device.allocate_into(self)
             self.owns = True
         return self
 
     def take_storage(self, other: Buffer) -> None:
         """Use `other`'s storage (of the same size): the kernel about to run reads `other` there
         and nothing reads it afterwards. The storage's ownership moves along."""
-        self.storage = other.storage
+        self.storage, self._addr = other.storage, other._addr
         self.owns, other.owns = other.owns, False
 
     def numpy(self) -> np.ndarray:

@@ -4,9 +4,10 @@ buffers, and launch it, in order. With LAZYARR_DEBUG ≥ 1 each launch prints it
 kernel, size and time; with ≥ 2 the source too.
 
 Storage is reused where it is safe: a kernel's new output takes over the storage of an argument
-it reads only elementwise at the output's index (`item.inplace`) when no later kernel uses that
-argument and no graph can read it anymore (`readable(buffer)` is false), so updates such as
-`p = p - lr * g` run in place. A call that writes through an input (`lazyarr.calls`) writes into
+it reads only elementwise at the output's index (`item.inplace`: (output, argument) pairs) when
+no later kernel uses that argument and no graph can read it anymore (`readable(buffer)` is
+false), so updates such as `p = p - lr * g` run in place. Allocation on the CPU hands out pooled
+memory with its address known, so a launch learns no address anew. A call that writes through an input (`lazyarr.calls`) writes into
 the input's storage under the same condition, and into a copy of it otherwise.
 """
 from __future__ import annotations
@@ -111,37 +112,32 @@ def _opencl_call(device: Any, spec: Any) -> Callable[[list[Any], Any], None]:
     return launch
 
 
-def _reusable(b: Any, out: Any, i: int, last_use: dict[int, int], readable: Callable[[Any], bool]) -> bool:
-    return b.storage is not None and last_use[id(b)] == i and b.nbytes == out.nbytes and \
-        b.device is out.device and b.base is None and not readable(b)
-
-
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
     """Run `items` in order; `programs`: their programs, as `compile_all(items)` returned them."""
     from lazyarr.compiler.schedule import CallItem
     progs = programs if programs is not None else compile_all(items)
-    last_use: dict[int, int] = {}
+    last_use: dict[Any, int] = {}
     for i, item in enumerate(items):
         for b in item.buffers:
-            last_use[id(b)] = i
+            last_use[b] = i
     debug = settings.debug
     for i, (item, prog) in enumerate(zip(items, progs)):
         buffers = item.buffers
-        out = buffers[0]
-        if out.storage is None:
-            for k in item.inplace:
-                if _reusable(buffers[k], out, i, last_use, readable):
-                    out.take_storage(buffers[k])
-                    break
+        for o, k in item.inplace:   # an argument read only at the output's index that nothing needs later
+            out, b = buffers[o], buffers[k]
+            if out.storage is None and last_use[b] == i and b.storage is not None and b.owns and \
+                    b.nbytes == out.nbytes and b.device is out.device and b.base is None and not readable(b):
+                out.take_storage(b)
         if type(item) is CallItem:
             for src, dst in item.written():   # a written input: its storage if nothing reads it, else a copy
-                if dst.storage is None and _reusable(src, dst, i, last_use, readable):
+                if dst.storage is None and last_use[src] == i and src.storage is not None and \
+                        src.nbytes == dst.nbytes and src.base is None and not readable(src):
                     dst.take_storage(src)
                 elif dst.storage is None:
                     dst.copyin(np.array(src.numpy(), copy=True))
             args, call = item.arguments(), item.spec
         else:   # a shape-generic kernel takes its sizes after the buffers
-            args, call = buffers, getattr(item, "sizes", None) or None
+            args, call = buffers, item.sizes or None
         for b in buffers:
             if b.storage is None:
                 b.ensure_allocated()
