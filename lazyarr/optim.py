@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
+import numpy as np
+
 from lazyarr.autograd import pending_outputs
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, zeros_like
@@ -105,7 +107,7 @@ class Adam(Optimizer):
         self.betas, self.eps, self.weight_decay, self.decoupled = betas, eps, weight_decay, decoupled
         self.m: dict[int, Tensor] = {}
         self.v: dict[int, Tensor] = {}
-        self._scale_cache: dict[tuple, tuple[UOp, UOp]] = {}
+        self._scale_cache: dict[tuple, list] = {}   # (dtype, device) → [step written, array, {shape: nodes}]
 
     def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
         b1, b2 = self.betas
@@ -120,7 +122,7 @@ class Adam(Optimizer):
         v = _scale(g2, 1 - b2) if old_v is None else \
             _alu(Ops.ADD, old_v.uop, _scale(_alu(Ops.SUB, g2, old_v.uop), 1 - b2))
         self.m[id(p)], self.v[id(p)] = wrap(m, p.device), wrap(v, p.device)
-        step, eps = (expand_uop(s, p.shape) for s in self._scales(p))
+        step, eps = self._scales(p)
         new = _scale(value, 1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else value
         # p - lr/bc1 · m / (sqrt(v/bc2) + eps), written as p - step · m / (sqrt(v) + eps·sqrt(bc2))
         update = _alu(Ops.FDIV, _alu(Ops.MUL, m, step), _alu(Ops.ADD, UOp(Ops.SQRT, v.dtype, (v,)), eps))
@@ -129,20 +131,23 @@ class Adam(Optimizer):
 
     def _scales(self, p: Tensor) -> tuple[UOp, UOp]:
         """This step's step size lr·sqrt(bc2)/bc1 and eps·sqrt(bc2) (bc: the bias corrections), as
-        nodes of shape (1,) reading one array shared by the parameters of p's dtype and device: they
+        nodes of p's shape reading one array shared by the parameters of p's dtype and device: they
         change every step, so they reach the kernels as data, not as constants, and the update
-        compiles once."""
-        key = (self.steps, p.dtype, p.device)
+        compiles once. The array is written anew each step (the previous step's kernels, which read
+        it, have run), so that the nodes are the same from step to step."""
+        key = (p.dtype, p.device)
         found = self._scale_cache.get(key)
         if found is None:
+            found = self._scale_cache[key] = [0, asarray([0.0, 0.0], dtype=p.dtype, device=p.device).uop, {}]
+        if found[0] != self.steps:
             b1, b2 = self.betas
             root = math.sqrt(1 - b2 ** self.steps)
-            scales = asarray([self.lr * root / (1 - b1 ** self.steps), self.eps * root], dtype=p.dtype,
-                             device=p.device).uop
-            found = (shrink_uop(scales, [(0, 1)]), shrink_uop(scales, [(1, 2)]))
-            self._scale_cache = {k: v for k, v in self._scale_cache.items() if k[0] == self.steps}
-            self._scale_cache[key] = found
-        return found
+            found[1].arg.copyin(np.array([self.lr * root / (1 - b1 ** self.steps), self.eps * root]))
+            found[0] = self.steps
+        nodes = found[2].get(p.shape)
+        if nodes is None:   # the scales broadcast to p's shape
+            nodes = found[2][p.shape] = tuple(expand_uop(shrink_uop(found[1], [(i, i + 1)]), p.shape) for i in (0, 1))
+        return nodes
 
 
 class AdamW(Adam):

@@ -35,6 +35,7 @@ import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
+import _cffi_backend
 import cffi
 import numpy as np
 
@@ -101,7 +102,11 @@ class CPUProgram:
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
         """Run with the buffers' addresses, then `extra` words (a call's scalars), then the number
         of threads a parallel loop may use (`threads_now`), as arguments."""
-        self.fn(_ffi.new("uintptr_t[]", [*map(address, buffers), *extra, threads_now()]))
+        self.fn(_new_words(_WORDS, [*map(address, buffers), *extra, threads_now()]))
+
+
+_WORDS = _ffi.typeof("uintptr_t[]")
+_new_words = _cffi_backend.newp   # ffi.new without its Python wrapper (one per launch)
 
 
 def address(b: Buffer) -> int:
