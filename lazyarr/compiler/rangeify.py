@@ -17,11 +17,11 @@ with an INDEX node. Rules then push every INDEX from the root towards the leaves
   kernel argument (DEFINE_GLOBAL) at the row-major linear index, under the gate.
 The output is a STORE into argument 0 at the output's linear index, closed by an END of the
 output's ranges (a kernel of several outputs of one shape: a STORE into each of its first
-arguments, grouped by a NOOP under the one END). Rangeify also reports the reductions the kernel would evaluate redundantly, and
-the costly elementwise values it would evaluate inside loops they do not depend on, which the
-scheduler then gives buffers of their own (`redundant_reductions`, `recomputed_values`). The result
-holds no Buffer objects: the same computation on other buffers is the same graph, which is what the
-kernel caches key on.
+arguments, grouped by a NOOP under the one END). Rangeify also reports the reductions the kernel
+would evaluate redundantly, and the costly elementwise values it would evaluate inside loops they
+do not depend on, which the scheduler then gives buffers of their own (`redundant_reductions`,
+`recomputed_values`). The result holds no Buffer objects: the same computation on other buffers
+is the same graph, which is what the kernel caches key on.
 
 Shape-generic kernels (`generic_limit`): a small kernel's sizes (axis lengths from 2, offsets of
 shrinks and pads from 1, up to the limit) become kernel arguments, DEFINE_VARs n0, n1, ... one per
@@ -283,7 +283,8 @@ def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0, generic_limit
     outputs = [(ctx.global_for(b), v) for b, v in ((out, value), *more)]
     ranges = [ctx.new_range(s) if s != 1 else idx_const(0) for s in value.shape]
     at = linear_index(ranges, value.shape, ctx.size)
-    stores = [UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, g.dtype, (g, at, TRUE)), index(v, ranges))) for g, v in outputs]
+    stores = [UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, g.dtype, (g, at, TRUE)), index(v, ranges)))
+              for g, v in outputs]
     store = stores[0] if len(stores) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(stores))
     loops = [r for r in ranges if r.op is Ops.RANGE]
     ctx.enclosing.update((r, frozenset(loops[:i])) for i, r in enumerate(loops))

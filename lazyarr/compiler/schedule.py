@@ -101,7 +101,7 @@ class ScheduleItem:
         return self._kernel
 
     @property
-    def inplace(self) -> tuple[int, ...]:
+    def inplace(self) -> tuple[tuple[int, int], ...]:
         """(output, argument) pairs: an argument read only at the index the output is stored to, which
         may lend the output its storage (see `inplace_args`)."""
         if self._inplace is None:
@@ -412,26 +412,22 @@ def output_groups(points: list[UOp], buffers: dict[UOp, Buffer], excluded: set[U
     point between them reading one of them (it would run before the group's kernel). An
     optimizer's update is one kernel per parameter (its moments and the parameter) instead of three."""
     stops = set(points)
-    reads: dict[UOp, set] = {}           # point → the points and buffers its kernel reads
-    elementwise: dict[UOp, bool] = {}    # point → its kernel computes an elementwise value
-    for p in points:
-        nodes = _kernel_nodes(p, stops) | {p}
-        reads[p] = {view_buffer(s) if is_buffer_view(s) else s for n in nodes for s in n.src
-                    if s in stops or is_buffer_view(s)}
-        elementwise[p] = p.op not in (Ops.COPY, Ops.CALL_RESULT) and p.size > 0 and p not in excluded and \
-            not any(n.op in (Ops.REDUCE_AXIS, Ops.GATHER, Ops.CALL) for n in nodes)
+    nodes = {p: _kernel_nodes(p, stops) | {p} for p in points}   # what each point's kernel computes
+    # point → the points and buffers its kernel reads
+    reads = {p: {view_buffer(s) if is_buffer_view(s) else s for n in nodes[p] for s in n.src
+                 if s in stops or is_buffer_view(s)} for p in points}
     groups: list[list[UOp]] = []
     position = {p: i for i, p in enumerate(points)}
     for q in points:
-        if not elementwise[q]:
-            continue
-        nodes = _kernel_nodes(q, stops) | {q}
+        if q.op in (Ops.COPY, Ops.CALL_RESULT) or q.size == 0 or q in excluded or \
+                any(n.op in (Ops.REDUCE_AXIS, Ops.GATHER, Ops.CALL) for n in nodes[q]):
+            continue   # not an elementwise value
         for g in groups:
             members = set(g)
             if g[0].shape != q.shape or buffers[g[0]].device is not buffers[q].device or \
                     not any(reads[q] & (reads[m] | {m}) for m in g):
                 continue
-            if any(s in members for n in nodes if n.op in GroupOp.Movement for s in n.src):
+            if any(s in members for n in nodes[q] if n.op in GroupOp.Movement for s in n.src):
                 continue   # reads a member at other indices
             if any(reads[r] & members for r in points[position[g[0]] + 1:position[q]] if r not in members):
                 continue
@@ -579,8 +575,8 @@ def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[tuple[int, int]
     nodes = ast.toposort()
     stores = [u for u in nodes if u.op is Ops.STORE]
     out: tuple[tuple[int, int], ...] = ()
-    target = stores[0].src[0].src[1]
-    if all(st.src[0].src[-1].is_const(True) and st.src[0].src[1] is target for st in stores):
+    target = stores[0].src[0].src[1] if stores else None
+    if stores and all(st.src[0].src[-1].is_const(True) and st.src[0].src[1] is target for st in stores):
         written = {st.src[0].src[0].arg for st in stores}
         same: dict[int, bool] = {}   # argument → every load of it is ungated and at the stored index
         for u in nodes:

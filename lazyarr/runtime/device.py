@@ -87,9 +87,10 @@ class Buffer:
 
     def __del__(self) -> None:
         if self.owns and self.storage is not None:
-            addr = self._addr
+            cached = self._addr   # (storage, address), where the device cached it
             try:
-                self.device.free(self.storage, self.nbytes, addr[1] if addr is not None and addr[0] is self.storage else None)
+                self.device.free(self.storage, self.nbytes,
+                                 cached[1] if cached is not None and cached[0] is self.storage else None)
             except Exception:   # interpreter shutdown: modules are already gone
                 pass
 

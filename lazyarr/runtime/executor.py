@@ -6,9 +6,9 @@ kernel, size and time; with ≥ 2 the source too.
 Storage is reused where it is safe: a kernel's new output takes over the storage of an argument
 it reads only elementwise at the output's index (`item.inplace`: (output, argument) pairs) when
 no later kernel uses that argument and no graph can read it anymore (`readable(buffer)` is
-false), so updates such as `p = p - lr * g` run in place. Allocation on the CPU hands out pooled
-memory with its address known, so a launch learns no address anew. A call that writes through an input (`lazyarr.calls`) writes into
-the input's storage under the same condition, and into a copy of it otherwise.
+false), so updates such as `p = p - lr * g` run in place. A call that writes through an input
+(`lazyarr.calls`) writes into the input's storage under the same condition, and into a copy of
+it otherwise. (On the CPU, pooled memory comes with its address known: a launch looks none up.)
 """
 from __future__ import annotations
 
@@ -112,6 +112,12 @@ def _opencl_call(device: Any, spec: Any) -> Callable[[list[Any], Any], None]:
     return launch
 
 
+def _can_lend(b: Any, out: Any, i: int, last_use: dict[Any, int], readable: Callable[[Any], bool]) -> bool:
+    """Whether buffer b, last used by kernel i, may hand its storage to that kernel's output `out`."""
+    return last_use[b] == i and b.storage is not None and b.owns and b.nbytes == out.nbytes and \
+        b.device is out.device and b.base is None and not readable(b)
+
+
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
     """Run `items` in order; `programs`: their programs, as `compile_all(items)` returned them."""
     from lazyarr.compiler.schedule import CallItem
@@ -124,14 +130,11 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
     for i, (item, prog) in enumerate(zip(items, progs)):
         buffers = item.buffers
         for o, k in item.inplace:   # an argument read only at the output's index that nothing needs later
-            out, b = buffers[o], buffers[k]
-            if out.storage is None and last_use[b] == i and b.storage is not None and b.owns and \
-                    b.nbytes == out.nbytes and b.device is out.device and b.base is None and not readable(b):
-                out.take_storage(b)
+            if buffers[o].storage is None and _can_lend(buffers[k], buffers[o], i, last_use, readable):
+                buffers[o].take_storage(buffers[k])
         if type(item) is CallItem:
             for src, dst in item.written():   # a written input: its storage if nothing reads it, else a copy
-                if dst.storage is None and last_use[src] == i and src.storage is not None and \
-                        src.nbytes == dst.nbytes and src.base is None and not readable(src):
+                if dst.storage is None and _can_lend(src, dst, i, last_use, readable):
                     dst.take_storage(src)
                 elif dst.storage is None:
                     dst.copyin(np.array(src.numpy(), copy=True))
