@@ -251,3 +251,14 @@ def test_unsupported_dtype_combinations_raise_type_error():
 def test_mismatched_shapes_raise_value_error_naming_both():
     with pytest.raises(ValueError, match=r"\(2,3\).*\(4,\)|\(2,3\) \(4,\)"):
         xp.ones((2, 3)) + xp.ones(4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log1p_of_values_below_half_an_ulp_of_one_is_the_value(dtype):
+    # log1p(x) rounds to x there, down to the smallest subnormal (PoCL's OpenCL log1p gave 0)
+    info = np.finfo(dtype)
+    x = np.array([info.smallest_subnormal, -info.smallest_subnormal, info.tiny, info.eps / 4, -0.0], dtype=dtype)
+    got = np.asarray(xp.log1p(xp.asarray(x)))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, x)
+    assert np.signbit(got[-1])

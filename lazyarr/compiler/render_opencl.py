@@ -96,7 +96,14 @@ class OpenCLRenderer(CRenderer):
             lines.insert(0, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
         used = {MATH_FUNCTIONS[u.op] for u in program if u.op in MATH_FUNCTIONS}
         lines += [f"#define {fn}f {fn}" for fn in sorted(used)]   # OpenCL's math functions are overloaded
+        if Ops.LOG1P in {u.op for u in program}:   # see alu
+            lines.append("#define lz_log1p(x) (fabs(x) < (sizeof(x) == 4 ? 0x1p-24f : 0x1p-53f) ? (x) : log1p(x))")
         return lines
+
+    def alu(self, u: UOp, a: list[str]) -> str:
+        # log1p(x) rounds to x where |x| is below half an ulp of 1; PoCL's gives 0 for the smallest
+        # subnormals (and misrounds others)
+        return f"lz_log1p({a[0]})" if u.op is Ops.LOG1P else super().alu(u, a)
 
     def param(self, g: UOp) -> str:
         base = "uchar" if g.dtype.base is dtypes.bool_ else c_type(g.dtype.base)
