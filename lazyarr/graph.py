@@ -46,7 +46,15 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
 def reshape_uop(u: UOp, shape: Shape) -> UOp:
     shape = tuple(shape)
     # a reshape of a reshape stays two nodes: the inner one may be a tensor that gradients target
-    return u if u.shape == shape else UOp(Ops.RESHAPE, u.dtype, (u,), shape)
+    return u if u.shape == shape else _shaped(UOp(Ops.RESHAPE, u.dtype, (u,), shape), shape)
+
+
+def _shaped(u: UOp, shape: Shape) -> UOp:
+    """u, whose shape (its arg: a reshape's or an expand's) is known without its shape rule (every
+    training step builds dozens of these)."""
+    if u._shape is None:
+        u._shape = shape
+    return u
 
 
 def expand_uop(u: UOp, shape: Shape) -> UOp:
@@ -58,7 +66,7 @@ def expand_uop(u: UOp, shape: Shape) -> UOp:
         u = reshape_uop(u, (1,) * (len(shape) - len(u.shape)) + u.shape)
     if u.shape == shape:
         return u
-    return UOp(Ops.EXPAND, u.dtype, (u,), shape)
+    return _shaped(UOp(Ops.EXPAND, u.dtype, (u,), shape), shape)
 
 
 def permute_uop(u: UOp, axes: Sequence[int]) -> UOp:
