@@ -52,6 +52,31 @@ def test_small_kernels_start_on_the_fast_compiler_and_turn_optimised_once_hot(fr
 
 
 @needs_tcc
+def test_a_generic_kernel_run_often_with_one_set_of_sizes_is_compiled_for_them(fresh, monkeypatch):
+    monkeypatch.setattr(settings, "hot_calls", 2)
+    monkeypatch.setattr(cpu, "SPECIALISE_CALLS", 4)
+
+    def row_sums(n, m):
+        a = np.arange(n * m, dtype=np.float32).reshape(n, m)
+        return xp.sum(xp.asarray(a) * 2, axis=1), (a * 2).sum(axis=1)
+    prog = program_of(row_sums(12, 10)[0])
+    sizes = row_sums(12, 10)[0].schedule()[0].sizes
+    assert prog.generic and not prog.special
+    for _ in range(12):   # hot: the generic optimised object, then the one for these sizes
+        t, want = row_sums(12, 10)
+        np.testing.assert_array_equal(t.numpy(), want)
+        prog.wait()
+    assert set(prog.special) == {sizes}
+    t, want = row_sums(12, 10)
+    np.testing.assert_array_equal(t.numpy(), want)
+    # its code has the sizes as constants (the generic object reads them as arguments n0, n1, ...)
+    assert " n0 = " not in prog.special[sizes].source and " n0 = " in prog.current.source
+    t, want = row_sums(7, 30)   # other sizes: the same kernel, its generic object
+    assert program_of(t) is prog
+    np.testing.assert_array_equal(t.numpy(), want)
+
+
+@needs_tcc
 def test_the_first_tier_selects_without_calls(fresh):
     """tcc inlines nothing: the first tier's where, maximum and minimum are macros over ?:, not the
     optimised tier's branch-free blends through memcpy; both give NumPy's answers, NaN included."""
@@ -101,7 +126,8 @@ def test_the_optimised_object_is_found_by_graph_key_without_codegen(fresh, monke
     monkeypatch.setattr(codegen, "generate", no_codegen)
     t = small(0.75)
     prog = executor.get_program(t.schedule()[0])
-    assert isinstance(prog, cpu.CPUProgram)
+    # the cached object runs (a shape-generic kernel's wrapped to be compiled later for its sizes)
+    assert isinstance(prog, cpu.CPUProgram) or (isinstance(prog, cpu.TieredProgram) and prog.tier == "opt")
     np.testing.assert_array_equal(t.numpy(), want)
 
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from lazyarr import dtypes
-from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite, substitute
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, size_var_index
 
 P = UPat
 TRUE = UOp.const(dtypes.bool_, True)
@@ -295,6 +295,13 @@ def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0, generic_limit
     # the SINK counts the kernel's buffers and sizes: a launch passes them all, though codegen may drop a load
     return (sink.replace(arg=(len(ctx.buffers), len(ctx.sizes))), ctx.buffers,
             redundant or recomputed_values(ctx.recomputed), tuple(ctx.sizes))
+
+
+def bind_sizes(sink: UOp, sizes: Sequence[int]) -> UOp:
+    """A shape-generic kernel with its size arguments replaced by `sizes`: the kernel for those
+    sizes alone, which takes no size arguments."""
+    bound = substitute(sink, {u: idx_const(sizes[size_var_index(u)]) for u in sink.toposort() if is_size_var(u)})
+    return bound.replace(arg=(sink.arg[0], 0)) if bound.op is Ops.SINK and sink.arg else bound
 
 
 def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp],

@@ -28,10 +28,9 @@ from lazyarr import dtypes, settings
 from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import contiguous_view, prepare
-from lazyarr.compiler.rangeify import rangeify_kernel
+from lazyarr.compiler.rangeify import bind_sizes, rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.patterns import substitute
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, is_size_var, node_exists, size_var_index
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, node_exists
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView, get_device
 
@@ -570,8 +569,7 @@ def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[tuple[int, int]
     if key in _inplace:
         return _inplace[key]
     if sizes:
-        ast = substitute(ast, {u: UOp.const(dtypes.index, sizes[size_var_index(u)])
-                               for u in ast.toposort() if is_size_var(u)})
+        ast = bind_sizes(ast, sizes)
     nodes = ast.toposort()
     stores = [u for u in nodes if u.op is Ops.STORE]
     out: tuple[tuple[int, int], ...] = ()

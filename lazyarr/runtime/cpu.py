@@ -267,6 +267,9 @@ class CPUDevice(Device):
         opt_key = kernel_key(ast, "opt", transcendentals)
         path = _cached_path(opt_key)
         if path is not None:
+            if settings.tiered and ast.arg and ast.arg[1]:   # shape-generic: may still get code for its sizes
+                return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, CPUProgram(name, "", path),
+                                                        optimised=True))
             return KernelPlan(lambda: CPUProgram(name, "", path))
         if not (settings.tiered and fast_compiler_available(settings.fast_cc)
                 and kernel_work(ast) <= settings.fast_compile_work):
@@ -290,7 +293,12 @@ class CPUDevice(Device):
         """Render the optimised kernel now and compile it on the background thread."""
         from lazyarr.compiler.codegen import generate
         key = kernel_key(ast, "opt", transcendentals)
-        source = generate(ast, self.renderer, transcendentals=transcendentals).source
+        path = _cached_path(key)
+        if path is not None:   # in the disk cache: no codegen
+            done: Future = Future()
+            done.set_result(CPUProgram(name, "", path))
+            return done
+        source = generate(ast, self.renderer, name, transcendentals=transcendentals).source
         return _background.submit(self.compile, name, source, key, "opt", settings.cache_dir if settings.cache else None)
 
 
@@ -363,6 +371,8 @@ def fast_compiler_available(cc: str) -> bool:
 
 
 _background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazyarr-optimise")
+SPECIALISE_CALLS = 64   # calls with one set of sizes after which a shape-generic kernel is compiled for them
+SPECIALISE_SIZES = 8    # the sets of sizes counted per kernel
 _sample_load()   # the first interval of the load estimate starts at import
 
 
@@ -370,27 +380,56 @@ class TieredProgram:
     """A kernel running on its first-tier object until the optimised one is loaded. Once it has run
     `settings.hot_calls` times, the executor asks for the optimised object at the start of a later
     schedule run (`optimise`: rendered on the caller's thread, which owns the graph, and compiled
-    on a background one), and the first call after it is ready swaps it in."""
+    on a background one), and the first call after it is ready swaps it in.
 
-    def __init__(self, device: CPUDevice, name: str, ast: Any, transcendentals: str | None, fast: CPUProgram):
+    A shape-generic kernel (its sizes are arguments) is optimised without kernel optimisation,
+    which needs the sizes. Once it has run SPECIALISE_CALLS times with one set of sizes (every
+    step of a training loop runs the same ones), it is also compiled for those sizes alone, with
+    kernel optimisation (`bind_sizes`), and calls with them run that object. Only the first
+    SPECIALISE_SIZES sets of sizes are counted: a session of ever new shapes stays generic."""
+
+    def __init__(self, device: CPUDevice, name: str, ast: Any, transcendentals: str | None, fast: CPUProgram,
+                 optimised: bool = False):
+        """`fast`: the first-tier object, or the optimised one (from the disk cache) when `optimised`."""
         self.device, self.name, self.ast, self.transcendentals = device, name, ast, transcendentals
         self.work = kernel_work(ast)
         self.current: CPUProgram = fast
         self.calls = 0
         self.future: Future | None = None
         self.tier = "fast"
+        if optimised:
+            self.future, self.tier = Future(), "opt"
+            self.future.set_result(fast)
+        self.generic = bool(ast.arg and ast.arg[1])
+        self.counts: dict[tuple[int, ...], int] = {}       # sizes → calls with them
+        self.due: list[tuple[int, ...]] = []               # sizes to compile for, at the next `optimise`
+        self.pending: dict[tuple[int, ...], Future] = {}   # sizes → their object, being compiled
+        self.special: dict[tuple[int, ...], CPUProgram] = {}   # sizes → their object
 
     def hot(self) -> bool:
         """Whether the kernel ran often enough to be optimised (`settings.hot_calls` times, or once
-        with more than `settings.hot_work` operations) and is not yet on its way."""
-        return self.future is None and (self.calls >= settings.hot_calls or
-                                        (self.calls >= 1 and self.work > settings.hot_work))
+        with more than `settings.hot_work` operations), or to be compiled for sizes it keeps
+        running with, and that is not yet on its way."""
+        if self.future is None:
+            return self.calls >= settings.hot_calls or (self.calls >= 1 and self.work > settings.hot_work)
+        return bool(self.due)
 
     def optimise(self) -> None:
-        self.future = self.device.optimise_later(self.name, self.ast, self.transcendentals)
+        if self.future is None:
+            self.future = self.device.optimise_later(self.name, self.ast, self.transcendentals)
+            return
+        from lazyarr.compiler.rangeify import bind_sizes
+        for sizes in self.due:
+            self.pending[sizes] = self.device.optimise_later(self.name, bind_sizes(self.ast, sizes), self.transcendentals)
+        self.due = []
 
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
         self.calls += 1
+        if self.generic:
+            special = self.special.get(extra)
+            if special is not None:
+                return special(buffers)
+            self._count(extra)
         if self.tier == "fast" and self.future is not None and self.future.done():
             if self.future.exception() is None:
                 self.current, self.tier = self.future.result(), "opt"
@@ -398,8 +437,22 @@ class TieredProgram:
                 self.tier = "first tier only"   # the optimised compile failed: keep what runs
         self.current(buffers, extra)
 
+    def _count(self, sizes: tuple[int, ...]) -> None:
+        """Count a call with `sizes`; take the objects for sizes that are ready."""
+        n = self.counts.get(sizes)
+        if n is not None or len(self.counts) < SPECIALISE_SIZES:
+            n = self.counts[sizes] = (n or 0) + 1
+            if n == SPECIALISE_CALLS:
+                self.due.append(sizes)
+        for done in [k for k, f in self.pending.items() if f.done()]:
+            f = self.pending.pop(done)
+            if f.exception() is None:   # (a failed compile leaves those sizes on the generic object)
+                self.special[done] = f.result()
+
     def wait(self) -> str:
-        """Block until the optimised object asked for (if any) is ready; the tier the next call runs."""
+        """Block until the optimised objects asked for (if any) are ready; the tier the next call runs."""
+        for f in self.pending.values():
+            f.exception()
         if self.future is not None:
             self.future.exception()
             if self.tier == "fast":
