@@ -100,3 +100,22 @@ def test_an_expensive_value_read_by_several_outputs_is_computed_once():
     un = np.exp(np.sin(np.asarray(x)))
     assert_close(a, un * 2, rtol=1e-12)
     assert_close(b, un + 1, rtol=1e-12)
+
+
+def test_a_graph_deeper_than_the_recursion_limit_is_scheduled_and_cached():
+    # the schedule cache's walk recurses; past the interpreter's limit it runs again with a limit the
+    # graph's size allows, and restores the limit
+    import sys
+    from lazyarr.compiler.schedule import structure_key
+
+    def chain(start):
+        x = xp.asarray(np.full(4, start, np.float32))
+        for _ in range(sys.getrecursionlimit() + 200):
+            x = x * 0.5 + 1.0
+        return x
+    limit = sys.getrecursionlimit()
+    a, b = chain(1.0), chain(3.0)
+    assert structure_key([a.uop], [a.device])[0] == structure_key([b.uop], [b.device])[0]
+    assert sys.getrecursionlimit() == limit
+    assert_close(a, np.full(4, 2.0, np.float32))   # x -> x/2 + 1 converges to 2
+    assert_close(b, np.full(4, 2.0, np.float32))

@@ -21,6 +21,7 @@ Kernels come out in dependency order. `ScheduleItem.source` renders a kernel wit
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,43 +199,48 @@ _schedule_cache: dict[tuple, CachedSchedule] = {}
 def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer], list[UOp], dict[UOp, UOp]]:
     """One walk over the graph to realize: a key equal for graphs that differ only in which buffers
     they read (an already realized node counts as the view of its buffer), those buffers in order of
-    first appearance, the nodes in the order the key lists them, and the realized nodes met. Every
-    step of a training loop walks its whole graph here, so the walk is one inlined depth-first pass
-    (sources before users) and a node's part names its dtype by id (dtypes are interned, and
-    hashing one is a Python call)."""
+    first appearance, the nodes in the order the key lists them, and the realized nodes met."""
+    sink, names = UOp(Ops.SINK, dtypes.void, tuple(roots)), {d.name for d in devices}
+    try:
+        parts, inputs, order, resolved = _walk(sink, names)
+    except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + len(sink.toposort()) + 100)
+        try:
+            parts, inputs, order, resolved = _walk(sink, names)
+        finally:
+            sys.setrecursionlimit(limit)
+    # the settings that change how a graph is scheduled belong to its key
+    scheduling = (settings.split_reduceop, settings.reduceop_split_threshold, settings.reduceop_split_size)
+    return (tuple(parts), tuple(d.name for d in devices), scheduling), inputs, order, resolved
+
+
+def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[UOp], dict[UOp, UOp]]:
+    """structure_key's walk: depth-first, sources before users, each node's part (op, dtype, arg, its
+    sources' positions) once. Every step of a training loop walks its whole graph here, so it is a
+    recursive closure (a Python call is cheaper than an explicit stack's pushes) and a part names
+    its dtype by id (dtypes are interned, and hashing one is a Python call)."""
     index: dict[UOp, int] = {}
     inputs: list[Buffer] = []
     parts: list[tuple] = []
     order: list[UOp] = []
     resolved: dict[UOp, UOp] = {}
-    BUFFER, RESHAPE = Ops.BUFFER, Ops.RESHAPE
+    BUFFER, RESHAPE, get = Ops.BUFFER, Ops.RESHAPE, index.get
 
-    def emit(n: UOp) -> None:
+    def emit(n: UOp) -> int:
         if n.op is BUFFER:
             parts.append(("B", id(n.dtype), n.arg.size, n.arg.device.name, len(inputs)))
             inputs.append(n.arg)
         else:
             parts.append((n.op, id(n.dtype), _arg_key(n.arg), tuple([index[s] for s in n.src])))
-        index[n] = len(parts) - 1
         order.append(n)
-    names = {d.name for d in devices}
-    index_of = index.__getitem__
-    stack: list[tuple[UOp, bool]] = [(UOp(Ops.SINK, dtypes.void, tuple(roots)), False)]
-    push, pop = stack.append, stack.pop
-    while stack:
-        n, expanded = pop()
-        if expanded:   # its sources are in: its part (1 and 2 sources without a map: most nodes)
-            arg = n.arg
-            if type(arg) is float or type(arg) is complex:
-                arg = _arg_key(arg)
-            src = n.src
-            parts.append((n.op, id(n.dtype), arg, (index_of(src[0]),) if len(src) == 1 else
-                          (index_of(src[0]), index_of(src[1])) if len(src) == 2 else tuple(map(index_of, src))))
-            index[n] = len(parts) - 1
-            order.append(n)
-            continue
-        if n in index:
-            continue
+        i = index[n] = len(parts) - 1
+        return i
+
+    def visit(n: UOp) -> int:
+        i = get(n)
+        if i is not None:
+            return i
         view = n._view   # (constants realized on another device are computed again here)
         if view is not None and view is not n and realized_for(n, view, names):
             resolved[n] = view
@@ -245,17 +251,25 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
                 for v in reversed(chain) if chain[-1].op is BUFFER else view.toposort():
                     if v not in index:
                         emit(v)
-            index[n] = index[view]
-        elif n.op is BUFFER:
-            emit(n)
-        else:
-            push((n, True))
-            for s in reversed(n.src):
-                if s not in index:
-                    push((s, False))
-    # the settings that change how a graph is scheduled belong to its key
-    scheduling = (settings.split_reduceop, settings.reduceop_split_threshold, settings.reduceop_split_size)
-    return (tuple(parts), tuple(d.name for d in devices), scheduling), inputs, order, resolved
+            i = index[n] = index[view]
+            return i
+        if n.op is BUFFER:
+            return emit(n)
+        src = n.src   # 1 and 2 sources without a list: most nodes
+        at = (visit(src[0]),) if len(src) == 1 else (visit(src[0]), visit(src[1])) if len(src) == 2 else \
+            tuple([visit(s) for s in src])
+        arg = n.arg
+        if type(arg) is float or type(arg) is complex:
+            arg = _arg_key(arg)
+        i = index[n] = len(parts)
+        parts.append((n.op, id(n.dtype), arg, at))
+        order.append(n)
+        return i
+    try:
+        visit(sink)
+    finally:   # visit refers to itself through its closure: a cycle that would hold the graph until a collection
+        del visit
+    return parts, inputs, order, resolved
 
 
 def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
