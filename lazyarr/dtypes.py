@@ -52,7 +52,7 @@ class DType:
     @property
     def np(self) -> np.dtype:
         """The NumPy dtype with the same layout."""
-        return _NP[self]
+        return _NP_BY_ID[id(self)]   # dtypes are interned; hashing one is a Python call
 
     @property
     def bits(self) -> int:
@@ -173,6 +173,7 @@ FLOATS = (float32, float64)
 COMPLEX = (complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL}
 _NP = {d: np.dtype(d.name) for d in ALL}
+_NP_BY_ID = {id(d): n for d, n in _NP.items()}
 _FROM_NP = {v: k for k, v in _NP.items()}
 _PTRS: dict[tuple[DType, str], PtrDType] = {}
 
