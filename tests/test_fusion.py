@@ -104,7 +104,8 @@ def test_an_expensive_value_read_by_several_outputs_is_computed_once():
 
 def test_a_graph_deeper_than_the_recursion_limit_is_scheduled_and_cached():
     # the schedule cache's walk recurses; past the interpreter's limit it runs again with a limit the
-    # graph's size allows, and restores the limit
+    # graph's size allows, and restores the limit. The one kernel's expression, 2400 operations deep,
+    # is cut into statements (OpenCL's compiler nests at most 256 brackets)
     import sys
     from lazyarr.compiler.schedule import structure_key
 

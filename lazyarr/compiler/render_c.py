@@ -19,6 +19,7 @@ from lazyarr.compiler.pre_matcher import c_pre_matcher
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, size_var_index
 from lazyarr.dtypes import DType
 
+MAX_NESTING = 32              # inlined expressions one expression may nest
 PARALLEL_MIN_WORK = 1 << 22   # loads, stores and ALU ops (lanes counted) below which threads cost more than they save
 # (waking the other thread costs ~10-50 us on an idle machine, milliseconds when the machine is busy:
 # a 64x128x64 matmul, ~1.5M here, runs in 23 us on one thread, 13 us on two, and 10 ms on two while
@@ -397,6 +398,7 @@ class CRenderer:
                 if s in users:
                     users[s].append(u)
         names: dict[UOp, str] = {}
+        nesting: dict[UOp, int] = {}   # an inlined expression → how many inlined expressions it nests
         counters: dict[str, int] = {}
         params: list[str] = []
         lines: list[str] = []
@@ -483,11 +485,14 @@ class CRenderer:
                     expr = self.alu(u, [ref(s) for s in u.src]) if mul is None else \
                         self.vector_fma(u.dtype, ref(mul.src[0]), ref(mul.src[1]), ref(u.src[1 - u.src.index(mul)]))
                 us = users[u]
+                nested = 1 + max((nesting.get(s, 0) for s in u.src), default=0)
                 # loads always get a statement of their own: a load inlined into a branch of a
-                # ternary is a conditional load, which gcc 12 -O3 -march=native miscompiles
+                # ternary is a conditional load, which gcc 12 -O3 -march=native miscompiles; and
+                # a long chain is cut into statements (clang, OpenCL's compiler, nests at most 256
+                # brackets)
                 if op is not Ops.LOAD and len(us) == 1 and us[0].src.count(u) == 1 and \
-                        us[0].ranges == u.ranges and us[0].op is not Ops.RANGE:
-                    names[u] = expr
+                        us[0].ranges == u.ranges and us[0].op is not Ops.RANGE and nested <= MAX_NESTING:
+                    names[u], nesting[u] = expr, nested
                 else:
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")
                     emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
