@@ -104,7 +104,11 @@ class CPUProgram:
     def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
         """Run with the buffers' addresses, then `extra` words (a call's scalars), then the number
         of threads a parallel loop may use (`threads_now`), as arguments."""
-        self.fn(_new_words(_WORDS, [*map(address, buffers), *extra, threads_now()]))
+        try:   # the cached address of each buffer's storage (see `address`), inline: one list per launch
+            words = [a[1] if (a := b._addr) is not None and a[0] is b.storage else address(b) for b in buffers]
+        except AttributeError:   # objects standing in for Buffers
+            words = list(map(address, buffers))
+        self.fn(_new_words(_WORDS, [*words, *extra, threads_now()]))
 
 
 _WORDS = _ffi.typeof("uintptr_t[]")
@@ -182,17 +186,19 @@ class CPUDevice(Device):
         return self._renderer
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
-        return self._take(size * dtype.itemsize)[0].view(dtype.np)
+        memory, _ = self._take(size * dtype.itemsize)
+        return memory if memory.dtype is dtype.np else memory.view(dtype.np)
 
     def allocate_into(self, b: Buffer) -> None:
-        raw, addr = self._take(b.size * b.dtype.itemsize)
-        b.storage = raw.view(b.dtype.np)
+        memory, addr = self._take(b.size * b.dtype.itemsize)
+        np_dtype = b.dtype.np
+        b.storage = memory if memory.dtype is np_dtype else memory.view(np_dtype)
         b._addr = (b.storage, addr)
 
     def _take(self, nbytes: int) -> tuple[np.ndarray, int]:
-        """nbytes of memory aligned to ALIGNMENT (bytes, viewing a larger array), and its address:
-        pooled memory knows its address, which costs a call to learn (a training step allocates
-        dozens of buffers)."""
+        """nbytes of memory aligned to ALIGNMENT (viewing a larger array; pooled memory keeps the
+        dtype it was freed with), and its address: pooled memory knows its address, which costs a
+        call to learn (a training step allocates dozens of buffers)."""
         pooled = self._pool.get(nbytes)
         if pooled:
             self._pooled_bytes -= nbytes
@@ -208,8 +214,7 @@ class CPUDevice(Device):
         raw = storage.base
         if nbytes == 0 or raw is None or sys.getrefcount(raw) > 3 or self._pooled_bytes + nbytes > POOL_BYTES:
             return
-        self._pool.setdefault(nbytes, []).append((storage.view(np.uint8), array_address(storage) if address is None
-                                                  else address))
+        self._pool.setdefault(nbytes, []).append((storage, array_address(storage) if address is None else address))
         self._pooled_bytes += nbytes
 
     def to_numpy(self, storage: np.ndarray, size: int, dtype: DType) -> np.ndarray:
