@@ -1,7 +1,8 @@
 """Optimizers: SGD (momentum, Nesterov, weight decay), Adam and AdamW, as in PyTorch.
 
 `step()` computes every parameter's update (and the optimizer's state) from the values of the
-parameters and gradients and realizes them together in one schedule, so an update is a few fused kernels and the previous step's
+parameters and gradients and realizes them together in one schedule, so an update is a few fused
+kernels (Adam's: one per parameter, storing the moments and the parameter) and the previous step's
 graph is not kept alive. `zero_grad()` clears the gradients.
 """
 from __future__ import annotations

@@ -33,7 +33,7 @@ from lazyarr.compiler.opts import optimize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.patterns import graph_rewrite
 from lazyarr.compiler.symbolic import symbolic
-from lazyarr.compiler.uop import Ops, UOp, pretty
+from lazyarr.compiler.uop import Ops, UOp, is_generic, pretty
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,8 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")
     # kernel optimisation splits loops by their lengths: a shape-generic kernel's are arguments
-    generic = bool(arguments and arguments[1])
-    opt_target = renderer.opt_target() if settings.opts and hasattr(renderer, "opt_target") and not generic else None
+    opt_target = renderer.opt_target() if settings.opts and hasattr(renderer, "opt_target") and not is_generic(sink) \
+        else None
     sink = _stage("opts (5)", lambda s: optimize(s, opt_target, opts), sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
     sink = _stage("lower_reduce", lower_reduce, sink)

@@ -279,6 +279,11 @@ def is_size_var(u: UOp) -> bool:
     return u.op is Ops.DEFINE_VAR and u.arg[0][0] == "n"
 
 
+def is_generic(sink: UOp) -> bool:
+    """Whether a rangeified kernel is shape-generic: its SINK counts size arguments (see rangeify)."""
+    return bool(sink.arg and sink.arg[1])
+
+
 def size_var_index(u: UOp) -> int:
     """Which of the kernel's size arguments u is (k for "nk")."""
     return int(u.arg[0][1:])

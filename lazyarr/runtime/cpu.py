@@ -43,6 +43,7 @@ import numpy as np
 
 from lazyarr import settings
 from lazyarr.compiler.render_c import CRenderer, FastCRenderer
+from lazyarr.compiler.uop import is_generic
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, cached_file
 from lazyarr.runtime.device import Buffer, Device
@@ -186,27 +187,27 @@ class CPUDevice(Device):
         return self._renderer
 
     def allocate(self, size: int, dtype: DType) -> np.ndarray:
-        memory, _ = self._take(size * dtype.itemsize)
-        return memory if memory.dtype is dtype.np else memory.view(dtype.np)
+        return self._take(size, dtype)[0]
 
     def allocate_into(self, b: Buffer) -> None:
-        memory, addr = self._take(b.size * b.dtype.itemsize)
-        np_dtype = b.dtype.np
-        b.storage = memory if memory.dtype is np_dtype else memory.view(np_dtype)
+        b.storage, addr = self._take(b.size, b.dtype)
         b._addr = (b.storage, addr)
 
-    def _take(self, nbytes: int) -> tuple[np.ndarray, int]:
-        """nbytes of memory aligned to ALIGNMENT (viewing a larger array; pooled memory keeps the
-        dtype it was freed with), and its address: pooled memory knows its address, which costs a
-        call to learn (a training step allocates dozens of buffers)."""
+    def _take(self, size: int, dtype: DType) -> tuple[np.ndarray, int]:
+        """Memory for `size` elements of `dtype`, aligned to ALIGNMENT (viewing a larger array), and
+        its address: pooled memory knows its address, which costs a call to learn (a training step
+        allocates dozens of buffers), and keeps the dtype it was freed with (no view when it matches)."""
+        nbytes, np_dtype = size * dtype.itemsize, dtype.np
         pooled = self._pool.get(nbytes)
         if pooled:
             self._pooled_bytes -= nbytes
-            return pooled.pop()
-        raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-        start = array_address(raw)
-        offset = (-start) % ALIGNMENT
-        return raw[offset:offset + nbytes], start + offset
+            memory, addr = pooled.pop()
+        else:
+            raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+            start = array_address(raw)
+            offset = (-start) % ALIGNMENT
+            memory, addr = raw[offset:offset + nbytes], start + offset
+        return (memory if memory.dtype is np_dtype else memory.view(np_dtype)), addr
 
     def free(self, storage: np.ndarray, nbytes: int, address: int | None = None) -> None:
         """Keep the memory for the next allocation of its size (fresh memory costs page faults),
@@ -274,7 +275,7 @@ class CPUDevice(Device):
         opt_key = kernel_key(ast, "opt", transcendentals)
         path = _cached_path(opt_key)
         if path is not None:
-            if settings.tiered and ast.arg and ast.arg[1]:   # shape-generic: may still get code for its sizes
+            if settings.tiered and is_generic(ast):   # shape-generic: may still get code for its sizes
                 return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, CPUProgram(name, "", path),
                                                         optimised=True))
             return KernelPlan(lambda: CPUProgram(name, "", path))
@@ -407,7 +408,7 @@ class TieredProgram:
         if optimised:
             self.future, self.tier = Future(), "opt"
             self.future.set_result(fast)
-        self.generic = bool(ast.arg and ast.arg[1])
+        self.generic = is_generic(ast)
         self.counts: dict[tuple[int, ...], int] = {}       # sizes → calls with them
         self.due: list[tuple[int, ...]] = []               # sizes to compile for, at the next `optimise`
         self.pending: dict[tuple[int, ...], Future] = {}   # sizes → their object, being compiled
