@@ -7,6 +7,7 @@ LAZYARR_CACHE_DIR where the disk cache lives (default: $XDG_CACHE_HOME/lazyarr, 
                   ~/.cache/lazyarr), created private to the user.
 LAZYARR_DEVICE    the default device (default "cpu").
 LAZYARR_CC        the C compiler for the CPU device (default "gcc").
+LAZYARR_NATIVE    0: the graph's node table and walk in Python, not C (default 1; lazyarr.compiler.native).
 LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT_SIZE
                   whether and when a large reduction over few outputs is split in two
                   (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
@@ -46,6 +47,7 @@ cache: bool = bool(_env_int("LAZYARR_CACHE", 1))
 cache_dir: str = os.environ.get("LAZYARR_CACHE_DIR") or _default_cache_dir()
 default_device: str = os.environ.get("LAZYARR_DEVICE", "cpu")
 cc: str = os.environ.get("LAZYARR_CC", "gcc")
+native: bool = bool(_env_int("LAZYARR_NATIVE", 1))
 transcendentals: str | None = os.environ.get("LAZYARR_TRANSCENDENTALS") or None
 # prepare's split of large reductions over few outputs (see lazyarr/compiler/prepare.py)
 split_reduceop: bool = bool(_env_int("LAZYARR_SPLIT_REDUCEOP", 1))

@@ -31,7 +31,7 @@ from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import bind_sizes, rangeify_kernel
 from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, node_exists
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, node_exists
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView, get_device
 
@@ -201,6 +201,9 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
     they read (an already realized node counts as the view of its buffer), those buffers in order of
     first appearance, the nodes in the order the key lists them, and the realized nodes met."""
     sink, names = UOp(Ops.SINK, dtypes.void, tuple(roots)), {d.name for d in devices}
+    if _native is not None:   # the same walk in C (lazyarr.compiler.native)
+        parts, inputs, order, resolved = _native.walk(sink, lambda n, view: realized_for(n, view, names))
+        return _finish_key(parts, devices), inputs, order, resolved
     try:
         parts, inputs, order, resolved = _walk(sink, names)
     except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows
@@ -210,9 +213,13 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[
             parts, inputs, order, resolved = _walk(sink, names)
         finally:
             sys.setrecursionlimit(limit)
+    return _finish_key(parts, devices), inputs, order, resolved
+
+
+def _finish_key(parts: list[tuple], devices: list[Device]) -> tuple:
     # the settings that change how a graph is scheduled belong to its key
     scheduling = (settings.split_reduceop, settings.reduceop_split_threshold, settings.reduceop_split_size)
-    return (tuple(parts), tuple(d.name for d in devices), scheduling), inputs, order, resolved
+    return (tuple(parts), tuple(d.name for d in devices), scheduling)
 
 
 def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[UOp], dict[UOp, UOp]]:

@@ -24,6 +24,7 @@ from enum import Enum, auto
 from typing import Any, Callable, Iterator
 
 from lazyarr import dtypes
+from lazyarr.compiler import native
 from lazyarr.dtypes import DType
 
 
@@ -125,15 +126,12 @@ def _forget(ref: _Ref, remove: Callable = _remove_dead_weakref, table: dict = _i
     remove(table, ref.key)   # atomic: only if the entry is still this dead reference
 
 
-class UOp:
-    """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical."""
+class _PyNode:
+    """The node table in Python: the reference for, and the fallback of, uop_native.c's Node (see
+    lazyarr.compiler.native), which is the same table without a weak reference per node."""
     # _view: the view of the buffer holding the node's value once computed (`schedule.realized`);
     # _grad: whether it depends on a tensor that requires gradients (`autograd.graph_requires_grad`)
     __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "_view", "_grad", "__weakref__")
-    op: Ops
-    dtype: DType
-    src: tuple[UOp, ...]
-    arg: Any
 
     def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
         # dtypes are interned (never freed): keyed by identity, as hashing one is a Python call
@@ -150,6 +148,21 @@ class UOp:
         ref.key = key
         _interned[key] = ref
         return self
+
+
+_native = native.load()
+if _native is not None:
+    _native.setup(_arg_key, Ops.BUFFER)
+
+
+class UOp(_PyNode if _native is None else _native.Node):
+    """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical.
+    Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad."""
+    __slots__ = ()
+    op: Ops
+    dtype: DType
+    src: tuple[UOp, ...]
+    arg: Any
 
     def __reduce__(self):
         return (UOp, (self.op, self.dtype, self.src, self.arg))
@@ -178,24 +191,7 @@ class UOp:
     def toposort(self, stop: Callable[[UOp], bool] | None = None) -> list[UOp]:
         """Every node reachable from self, sources before users. `stop(u)` true: u is included
         but its sources are not visited."""
-        order: list[UOp] = []
-        seen: set[UOp] = set()   # nodes hash by identity (no id() call per test)
-        stack: list[tuple[UOp, bool]] = [(self, False)]
-        push, pop, visit, add = stack.append, stack.pop, order.append, seen.add
-        while stack:
-            u, expanded = pop()
-            if expanded:
-                visit(u)
-                continue
-            if u in seen:
-                continue
-            add(u)
-            push((u, True))
-            if stop is None or not stop(u):
-                for s in reversed(u.src):
-                    if s not in seen:
-                        push((s, False))
-        return order
+        return _toposort(self, stop)
 
     def walk(self) -> Iterator[UOp]:
         return iter(self.toposort())
@@ -274,6 +270,31 @@ class UOp:
         return self.op is Ops.CONST and (value is None or self.arg == value)
 
 
+def _py_toposort(root: UOp, stop: Callable[[UOp], bool] | None = None) -> list[UOp]:
+    """UOp.toposort in Python (uop_native.c's toposort is the same walk)."""
+    order: list[UOp] = []
+    seen: set[UOp] = set()   # nodes hash by identity (no id() call per test)
+    stack: list[tuple[UOp, bool]] = [(root, False)]
+    push, pop, visit, add = stack.append, stack.pop, order.append, seen.add
+    while stack:
+        u, expanded = pop()
+        if expanded:
+            visit(u)
+            continue
+        if u in seen:
+            continue
+        add(u)
+        push((u, True))
+        if stop is None or not stop(u):
+            for s in reversed(u.src):
+                if s not in seen:
+                    push((s, False))
+    return order
+
+
+_toposort = _py_toposort if _native is None else _native.toposort
+
+
 def is_size_var(u: UOp) -> bool:
     """Whether u is a shape-generic kernel's size argument (DEFINE_VAR "n0", "n1", ...; see rangeify)."""
     return u.op is Ops.DEFINE_VAR and u.arg[0][0] == "n"
@@ -291,6 +312,8 @@ def size_var_index(u: UOp) -> int:
 
 def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
     """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
+    if _native is not None:
+        return _native.node_exists(op, dtype, src, arg)
     ref = _interned.get((op, id(dtype), src, _arg_key(arg)))
     return ref is not None and ref() is not None
 

@@ -1,0 +1,65 @@
+"""Builds and loads `uop_native.c`: the intern table of graph nodes and the schedule cache's walk
+in C. Every tensor operation builds nodes and every realization walks its graph, so these two
+loops are most of the Python time of a training step; in C they cost a fraction of it.
+
+The module is compiled by the CPU device's C compiler (`LAZYARR_CC`) against this Python's
+headers on first import and kept in the disk cache (a few hundred ms, once). Without a compiler or
+the headers, or with LAZYARR_NATIVE=0, lazyarr warns (unless asked) and runs the Python versions
+(`uop._PyNode`, `schedule._walk`), which give the same results, more slowly.
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import warnings
+from types import ModuleType
+
+from lazyarr import settings
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "uop_native.c")
+CFLAGS = ["-O2", "-shared", "-fPIC", "-fno-strict-aliasing"]
+
+
+def load() -> ModuleType | None:
+    """The compiled module, or None (LAZYARR_NATIVE=0, or it could not be built: with a warning)."""
+    if not settings.native:
+        return None
+    try:
+        return _build_and_import()
+    except Exception as e:   # no compiler, no headers: the Python versions work the same
+        warnings.warn(f"lazyarr: the C node table could not be built ({e}); using the Python one, "
+                      f"which is slower (LAZYARR_NATIVE=0 asks for it without this warning)", RuntimeWarning)
+        return None
+
+
+def _build_and_import() -> ModuleType:
+    from lazyarr.runtime.cache import cache_key, cached_file
+    cc = shutil.which(settings.cc)
+    if cc is None:
+        raise RuntimeError(f"no C compiler {settings.cc!r}")
+    include = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        raise RuntimeError(f"Python's headers are not installed ({include}/Python.h)")
+    with open(SOURCE) as f:
+        source = f.read()
+    st = os.stat(cc)
+    key = cache_key("native", source, sys.version, include, f"{os.path.realpath(cc)} {st.st_size} {st.st_mtime_ns}",
+                    " ".join(CFLAGS))
+
+    def build(out_path: str) -> None:
+        proc = subprocess.run([cc, *CFLAGS, "-I", include, "-x", "c", "-", "-o", out_path], input=source,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{settings.cc} failed on uop_native.c:\n{proc.stderr}")
+    path = cached_file("native", key, sysconfig.get_config_var("EXT_SUFFIX") or ".so", build)
+    name = "lazyarr.compiler.uop_native"
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

@@ -1,0 +1,509 @@
+/* The graph's two hottest loops in C: building a node (the intern table) and the schedule cache's
+ * walk. lazyarr.compiler.native builds this file with the CPU device's C compiler on first use;
+ * the Python versions (uop._PyNode, schedule._walk) are the reference and the fallback, and the
+ * tests check that both give the same results.
+ *
+ * Node: the base of uop.UOp. Building (op, dtype, src, arg) returns the live node of that key if
+ * there is one. The table maps the key (op, id(dtype), src, arg's key) to the node's address and
+ * holds no reference: a node leaves the table when it is freed (or cleared by the cycle collector)
+ * before anything else happens to it, so a lookup never finds a dying node.
+ *
+ * walk(sink, realized_for): the parts, input buffers, order and resolved nodes of
+ * schedule.structure_key, in the same order as schedule._walk, with an explicit stack;
+ * toposort(root, stop): UOp.toposort. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *op, *dtype, *src, *arg;
+    PyObject *shape, *ranges, *bounds, *view, *grad;   /* caches, read as None until set */
+    PyObject *key;                                     /* the table's key while the node is in it */
+    PyObject *weakrefs;
+} Node;
+
+static PyTypeObject NodeType;
+static PyObject *table;              /* key -> the node's address */
+static PyObject *arg_key;            /* uop._arg_key: float and complex args are keyed by their bits */
+static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
+static PyObject *str_size, *str_device, *str_name, *str_B;
+
+/* The table key of (op, dtype, src, arg); src must be a tuple. */
+static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
+    PyObject *akey;
+    if (PyFloat_CheckExact(arg) || PyComplex_CheckExact(arg)) {
+        if (arg_key == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
+            return NULL;
+        }
+        akey = PyObject_CallOneArg(arg_key, arg);
+        if (akey == NULL) return NULL;
+    } else {
+        Py_INCREF(arg);
+        akey = arg;
+    }
+    PyObject *dt = PyLong_FromVoidPtr(dtype);
+    PyObject *key = PyTuple_New(4);
+    if (dt == NULL || key == NULL) {
+        Py_DECREF(akey);
+        Py_XDECREF(dt);
+        Py_XDECREF(key);
+        return NULL;
+    }
+    Py_INCREF(op);
+    Py_INCREF(src);
+    PyTuple_SET_ITEM(key, 0, op);
+    PyTuple_SET_ITEM(key, 1, dt);
+    PyTuple_SET_ITEM(key, 2, src);
+    PyTuple_SET_ITEM(key, 3, akey);
+    return key;
+}
+
+/* The live node of `key` (a new reference), NULL with no error if there is none. */
+static PyObject *lookup(PyObject *key) {
+    PyObject *addr = PyDict_GetItemWithError(table, key);
+    if (addr == NULL) return NULL;
+    PyObject *node = (PyObject *)PyLong_AsVoidPtr(addr);
+    Py_INCREF(node);
+    return node;
+}
+
+/* Leave the table, if this node is the one there under its key. */
+static int forget(Node *self) {
+    PyObject *key = self->key;
+    if (key == NULL) return 0;
+    self->key = NULL;
+    int rc = 0;
+    PyObject *addr = PyDict_GetItemWithError(table, key);
+    if (addr != NULL && PyLong_AsVoidPtr(addr) == (void *)self) rc = PyDict_DelItem(table, key);
+    else if (addr == NULL && PyErr_Occurred()) rc = -1;
+    Py_DECREF(key);
+    return rc;
+}
+
+static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"op", "dtype", "src", "arg", NULL};
+    PyObject *op, *dtype, *src = NULL, *arg = Py_None;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (kwds == NULL && n >= 2 && n <= 4) {
+        op = PyTuple_GET_ITEM(args, 0);
+        dtype = PyTuple_GET_ITEM(args, 1);
+        if (n > 2) src = PyTuple_GET_ITEM(args, 2);
+        if (n > 3) arg = PyTuple_GET_ITEM(args, 3);
+    } else if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|OO:UOp", kwlist, &op, &dtype, &src, &arg)) {
+        return NULL;
+    }
+    if (src == NULL) src = PyTuple_New(0);
+    else if (PyTuple_Check(src)) Py_INCREF(src);
+    else {
+        PyErr_Format(PyExc_TypeError, "a node's sources must be a tuple, got %.100s", Py_TYPE(src)->tp_name);
+        return NULL;
+    }
+    if (src == NULL) return NULL;
+    Py_ssize_t ns = PyTuple_GET_SIZE(src);
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        if (!PyObject_TypeCheck(PyTuple_GET_ITEM(src, i), &NodeType)) {
+            PyErr_Format(PyExc_TypeError, "a node's sources must be nodes, got %.100s",
+                         Py_TYPE(PyTuple_GET_ITEM(src, i))->tp_name);
+            Py_DECREF(src);
+            return NULL;
+        }
+    }
+    PyObject *key = make_key(op, dtype, src, arg);
+    if (key == NULL) {
+        Py_DECREF(src);
+        return NULL;
+    }
+    PyObject *found = lookup(key);
+    if (found != NULL || PyErr_Occurred()) {
+        Py_DECREF(key);
+        Py_DECREF(src);
+        return found;
+    }
+    Node *self = (Node *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        Py_DECREF(key);
+        Py_DECREF(src);
+        return NULL;
+    }
+    Py_INCREF(op);
+    Py_INCREF(dtype);
+    Py_INCREF(arg);
+    self->op = op;
+    self->dtype = dtype;
+    self->src = src;
+    self->arg = arg;
+    PyObject *addr = PyLong_FromVoidPtr(self);
+    if (addr == NULL || PyDict_SetItem(table, key, addr) < 0) {
+        Py_XDECREF(addr);
+        Py_DECREF(key);
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_DECREF(addr);
+    self->key = key;
+    return (PyObject *)self;
+}
+
+static int node_traverse(Node *self, visitproc visit, void *arg) {
+    Py_VISIT(self->op);
+    Py_VISIT(self->dtype);
+    Py_VISIT(self->src);
+    Py_VISIT(self->arg);
+    Py_VISIT(self->shape);
+    Py_VISIT(self->ranges);
+    Py_VISIT(self->bounds);
+    Py_VISIT(self->view);
+    Py_VISIT(self->grad);
+    Py_VISIT(self->key);
+    return 0;
+}
+
+static void clear_fields(Node *self) {
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->src);
+    Py_CLEAR(self->arg);
+    Py_CLEAR(self->shape);
+    Py_CLEAR(self->ranges);
+    Py_CLEAR(self->bounds);
+    Py_CLEAR(self->view);
+    Py_CLEAR(self->grad);
+}
+
+static int node_clear(Node *self) {   /* the cycle collector: out of the table first */
+    int rc = forget(self);
+    clear_fields(self);
+    return rc;
+}
+
+static void node_dealloc(Node *self) {
+    PyObject_GC_UnTrack(self);
+    Py_TRASHCAN_BEGIN(self, node_dealloc)
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (forget(self) < 0) PyErr_WriteUnraisable((PyObject *)self);
+    if (self->weakrefs != NULL) PyObject_ClearWeakRefs((PyObject *)self);   /* callbacks may build nodes: after forget */
+    clear_fields(self);
+    PyErr_Restore(type, value, traceback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+    Py_TRASHCAN_END
+}
+
+static PyMemberDef node_members[] = {
+    {"op", T_OBJECT, offsetof(Node, op), READONLY, NULL},
+    {"dtype", T_OBJECT, offsetof(Node, dtype), READONLY, NULL},
+    {"src", T_OBJECT, offsetof(Node, src), READONLY, NULL},
+    {"arg", T_OBJECT, offsetof(Node, arg), READONLY, NULL},
+    {"_shape", T_OBJECT, offsetof(Node, shape), 0, NULL},
+    {"_ranges", T_OBJECT, offsetof(Node, ranges), 0, NULL},
+    {"_bounds", T_OBJECT, offsetof(Node, bounds), 0, NULL},
+    {"_view", T_OBJECT, offsetof(Node, view), 0, NULL},
+    {"_grad", T_OBJECT, offsetof(Node, grad), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject NodeType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "lazyarr.compiler.uop_native.Node",
+    .tp_basicsize = sizeof(Node),
+    .tp_dealloc = (destructor)node_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A graph node, interned: see lazyarr.compiler.uop.UOp.",
+    .tp_traverse = (traverseproc)node_traverse,
+    .tp_clear = (inquiry)node_clear,
+    .tp_weaklistoffset = offsetof(Node, weakrefs),
+    .tp_members = node_members,
+    .tp_new = node_new,
+};
+
+/* ---- the structure walk ------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject *index;      /* node -> position in parts */
+    PyObject *parts, *inputs, *order, *resolved;
+    PyObject *realized_for;
+} Walk;
+
+/* Append n's part: a buffer's (dtype, size, device, which input), any other node's (op, dtype,
+ * arg's key, its sources' positions). */
+static int emit(Walk *w, Node *n) {
+    PyObject *part;
+    if (n->op == op_buffer) {
+        PyObject *size = PyObject_GetAttr(n->arg, str_size);
+        PyObject *device = size ? PyObject_GetAttr(n->arg, str_device) : NULL;
+        PyObject *name = device ? PyObject_GetAttr(device, str_name) : NULL;
+        part = name ? Py_BuildValue("(OOOOn)", str_B, PyTuple_GET_ITEM(n->key, 1), size, name,
+                                    PyList_GET_SIZE(w->inputs)) : NULL;
+        Py_XDECREF(size);
+        Py_XDECREF(device);
+        Py_XDECREF(name);
+        if (part == NULL || PyList_Append(w->inputs, n->arg) < 0) {
+            Py_XDECREF(part);
+            return -1;
+        }
+    } else {
+        Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
+        PyObject *at = PyTuple_New(ns);
+        if (at == NULL) return -1;
+        for (Py_ssize_t i = 0; i < ns; i++) {
+            PyObject *pos = PyDict_GetItemWithError(w->index, PyTuple_GET_ITEM(n->src, i));
+            if (pos == NULL) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "walk: a source was not visited");
+                Py_DECREF(at);
+                return -1;
+            }
+            Py_INCREF(pos);
+            PyTuple_SET_ITEM(at, i, pos);
+        }
+        part = PyTuple_Pack(4, n->op, PyTuple_GET_ITEM(n->key, 1), PyTuple_GET_ITEM(n->key, 3), at);
+        Py_DECREF(at);
+        if (part == NULL) return -1;
+    }
+    PyObject *pos = PyLong_FromSsize_t(PyList_GET_SIZE(w->parts));
+    int rc = pos == NULL || PyList_Append(w->parts, part) < 0 || PyList_Append(w->order, (PyObject *)n) < 0 ||
+             PyDict_SetItem(w->index, (PyObject *)n, pos) < 0 ? -1 : 0;
+    Py_XDECREF(pos);
+    Py_DECREF(part);
+    return rc;
+}
+
+typedef struct {
+    Node *node;
+    Py_ssize_t child;   /* -1: not yet looked at */
+} Frame;
+
+/* Depth first from root, sources before users. With check_views, a node with a buffer (its _view)
+ * that `realized_for` accepts counts as that buffer's view, whose nodes are emitted plainly. */
+static int walk_from(Walk *w, Node *root, int check_views) {
+    Py_ssize_t cap = 64, sp = 0;
+    Frame *stack = PyMem_Malloc(cap * sizeof(Frame));
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    stack[sp++] = (Frame){root, -1};
+    while (sp > 0) {
+        Frame *f = &stack[sp - 1];
+        Node *n = f->node;
+        if (f->child < 0) {
+            int seen = PyDict_Contains(w->index, (PyObject *)n);
+            if (seen < 0) goto error;
+            if (seen) {
+                sp--;
+                continue;
+            }
+            if (n->key == NULL) {
+                PyErr_SetString(PyExc_RuntimeError, "walk: a node that left the table");
+                goto error;
+            }
+            PyObject *view = n->view;
+            if (check_views && view != NULL && view != Py_None && view != (PyObject *)n) {
+                PyObject *r = PyObject_CallFunctionObjArgs(w->realized_for, (PyObject *)n, view, NULL);
+                int ok = r == NULL ? -1 : PyObject_IsTrue(r);
+                Py_XDECREF(r);
+                if (ok < 0) goto error;
+                if (ok) {
+                    if (!PyObject_TypeCheck(view, &NodeType)) {
+                        PyErr_SetString(PyExc_TypeError, "walk: a node's _view is not a node");
+                        goto error;
+                    }
+                    if (PyDict_SetItem(w->resolved, (PyObject *)n, view) < 0 || walk_from(w, (Node *)view, 0) < 0)
+                        goto error;
+                    PyObject *pos = PyDict_GetItemWithError(w->index, view);
+                    if (pos == NULL || PyDict_SetItem(w->index, (PyObject *)n, pos) < 0) goto error;
+                    sp--;
+                    continue;
+                }
+            }
+            if (n->op == op_buffer) {
+                if (emit(w, n) < 0) goto error;
+                sp--;
+                continue;
+            }
+            f->child = 0;
+        }
+        Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
+        Node *next = NULL;
+        while (f->child < ns) {
+            Node *c = (Node *)PyTuple_GET_ITEM(n->src, f->child++);
+            int seen = PyDict_Contains(w->index, (PyObject *)c);
+            if (seen < 0) goto error;
+            if (!seen) {
+                next = c;
+                break;
+            }
+        }
+        if (next != NULL) {
+            if (sp == cap) {
+                Frame *grown = PyMem_Realloc(stack, 2 * cap * sizeof(Frame));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto error;
+                }
+                stack = grown;
+                cap *= 2;
+            }
+            stack[sp++] = (Frame){next, -1};
+            continue;
+        }
+        if (emit(w, n) < 0) goto error;
+        sp--;
+    }
+    PyMem_Free(stack);
+    return 0;
+error:
+    PyMem_Free(stack);
+    return -1;
+}
+
+static PyObject *walk(PyObject *module, PyObject *args) {
+    PyObject *sink, *realized_for;
+    if (!PyArg_ParseTuple(args, "O!O:walk", &NodeType, &sink, &realized_for)) return NULL;
+    if (op_buffer == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
+        return NULL;
+    }
+    Walk w = {PyDict_New(), PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), realized_for};
+    PyObject *result = NULL;
+    if (w.index && w.parts && w.inputs && w.order && w.resolved && walk_from(&w, (Node *)sink, 1) == 0)
+        result = PyTuple_Pack(4, w.parts, w.inputs, w.order, w.resolved);
+    Py_XDECREF(w.index);
+    Py_XDECREF(w.parts);
+    Py_XDECREF(w.inputs);
+    Py_XDECREF(w.order);
+    Py_XDECREF(w.resolved);
+    return result;
+}
+
+/* ---- toposort --------------------------------------------------------------------------- */
+
+/* Every node reachable from root, sources before users, in UOp.toposort's order (depth first, a
+ * node's sources in order); stop(u) true: u is included but its sources are not visited. */
+static PyObject *toposort(PyObject *module, PyObject *args) {
+    PyObject *root, *stop = Py_None;
+    if (!PyArg_ParseTuple(args, "O!|O:toposort", &NodeType, &root, &stop)) return NULL;
+    PyObject *order = PyList_New(0), *seen = PySet_New(NULL);
+    Py_ssize_t cap = 64, sp = 0;
+    Frame *stack = PyMem_Malloc(cap * sizeof(Frame));
+    if (order == NULL || seen == NULL || stack == NULL) {
+        if (stack == NULL) PyErr_NoMemory();
+        goto error;
+    }
+    stack[sp++] = (Frame){(Node *)root, -1};
+    while (sp > 0) {
+        Frame *f = &stack[sp - 1];
+        Node *n = f->node;
+        if (f->child < 0) {
+            int known = PySet_Contains(seen, (PyObject *)n);
+            if (known < 0) goto error;
+            if (known) {
+                sp--;
+                continue;
+            }
+            if (PySet_Add(seen, (PyObject *)n) < 0) goto error;
+            f->child = 0;
+            if (stop != Py_None) {
+                PyObject *r = PyObject_CallOneArg(stop, (PyObject *)n);
+                int stopped = r == NULL ? -1 : PyObject_IsTrue(r);
+                Py_XDECREF(r);
+                if (stopped < 0) goto error;
+                f = &stack[sp - 1];   /* (the callback cannot touch this stack, but be plain about it) */
+                if (stopped) f->child = PyTuple_GET_SIZE(n->src);
+            }
+        }
+        Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
+        Node *next = NULL;
+        while (f->child < ns) {
+            Node *c = (Node *)PyTuple_GET_ITEM(n->src, f->child++);
+            int known = PySet_Contains(seen, (PyObject *)c);
+            if (known < 0) goto error;
+            if (!known) {
+                next = c;
+                break;
+            }
+        }
+        if (next != NULL) {
+            if (sp == cap) {
+                Frame *grown = PyMem_Realloc(stack, 2 * cap * sizeof(Frame));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto error;
+                }
+                stack = grown;
+                cap *= 2;
+            }
+            stack[sp++] = (Frame){next, -1};
+            continue;
+        }
+        if (PyList_Append(order, (PyObject *)n) < 0) goto error;
+        sp--;
+    }
+    PyMem_Free(stack);
+    Py_DECREF(seen);
+    return order;
+error:
+    PyMem_Free(stack);
+    Py_XDECREF(seen);
+    Py_XDECREF(order);
+    return NULL;
+}
+
+/* ---- the rest of the table's interface ----------------------------------------------------- */
+
+static PyObject *setup(PyObject *module, PyObject *args) {
+    PyObject *key_fn, *buffer;
+    if (!PyArg_ParseTuple(args, "OO:setup", &key_fn, &buffer)) return NULL;
+    Py_INCREF(key_fn);
+    Py_INCREF(buffer);
+    Py_XSETREF(arg_key, key_fn);
+    Py_XSETREF(op_buffer, buffer);
+    Py_RETURN_NONE;
+}
+
+static PyObject *node_exists(PyObject *module, PyObject *args) {
+    PyObject *op, *dtype, *src, *arg;
+    if (!PyArg_ParseTuple(args, "OOO!O:node_exists", &op, &dtype, &PyTuple_Type, &src, &arg)) return NULL;
+    PyObject *key = make_key(op, dtype, src, arg);
+    if (key == NULL) return NULL;
+    PyObject *found = lookup(key);
+    Py_DECREF(key);
+    if (found == NULL && PyErr_Occurred()) return NULL;
+    Py_XDECREF(found);
+    return PyBool_FromLong(found != NULL);
+}
+
+static PyObject *table_size(PyObject *module, PyObject *unused) {
+    return PyLong_FromSsize_t(PyDict_GET_SIZE(table));
+}
+
+static PyMethodDef methods[] = {
+    {"setup", setup, METH_VARARGS, "setup(arg_key, Ops.BUFFER): what keys and walks need from Python."},
+    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved)."},
+    {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
+    {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
+    {"table_size", table_size, METH_NOARGS, "The number of live nodes."},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "uop_native", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_uop_native(void) {
+    if (PyType_Ready(&NodeType) < 0) return NULL;
+    table = PyDict_New();
+    str_size = PyUnicode_InternFromString("size");
+    str_device = PyUnicode_InternFromString("device");
+    str_name = PyUnicode_InternFromString("name");
+    str_B = PyUnicode_InternFromString("B");
+    if (table == NULL || str_size == NULL || str_device == NULL || str_name == NULL || str_B == NULL) return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL) return NULL;
+    Py_INCREF(&NodeType);
+    if (PyModule_AddObject(m, "Node", (PyObject *)&NodeType) < 0) {
+        Py_DECREF(&NodeType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,200 @@
+"""The node table and the structure walk in C (lazyarr/compiler/uop_native.c) against their Python
+versions: interning, release (by reference count, by the cycle collector, of very deep graphs),
+bad input, and the walk's results on random graphs with realized nodes. The Python fallback
+(LAZYARR_NATIVE=0) runs a training step in a subprocess and must agree exactly."""
+import gc
+import json
+import os
+import subprocess
+import sys
+import weakref
+
+import pytest
+from hypothesis import given, strategies as st
+
+from lazyarr import dtypes
+from lazyarr.compiler import schedule, uop
+from lazyarr.compiler.schedule import buffer_view, realized_for
+from lazyarr.compiler.uop import Ops, UOp, node_exists
+from lazyarr.runtime.device import Buffer, get_device
+
+native = uop._native
+needs_native = pytest.mark.skipif(native is None, reason="LAZYARR_NATIVE=0: the Python table is in use")
+f32 = dtypes.float32
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_native_table_is_built_where_a_compiler_and_headers_are():
+    if os.environ.get("LAZYARR_NATIVE", "1") != "0":
+        assert native is not None and issubclass(UOp, native.Node)
+
+
+def test_equal_nodes_are_identical_and_leave_the_table_when_freed():
+    a = UOp(Ops.CONST, f32, (), 1.5)
+    b = UOp(Ops.ADD, f32, (a, a), "test-tag")
+    assert UOp(Ops.ADD, f32, (a, a), "test-tag") is b
+    assert UOp(op=Ops.ADD, dtype=f32, src=(a, a), arg="test-tag") is b
+    assert UOp(Ops.CONST, f32, (), 0.0) is not UOp(Ops.CONST, f32, (), -0.0)
+    assert UOp(Ops.CONST, f32, (), float("nan")) is UOp(Ops.CONST, f32, (), float("nan"))
+    assert UOp(Ops.CONST, dtypes.float64, (), 1.5) is not a
+    assert node_exists(Ops.ADD, f32, (a, a), "test-tag")
+    ref = weakref.ref(b)
+    del b
+    assert ref() is None and not node_exists(Ops.ADD, f32, (a, a), "test-tag")
+    c = UOp(Ops.ADD, f32, (a, a), "test-tag")   # built again after it was freed: a new live node
+    assert c.op is Ops.ADD and c.src == (a, a) and c.arg == "test-tag" and c._shape is None
+
+
+@needs_native
+def test_caches_are_writable_and_fields_are_not():
+    a = UOp(Ops.CONST, f32, (), 2.5)
+    assert a._view is None and a._grad is None
+    a._shape = (3,)
+    assert a._shape == (3,)
+    with pytest.raises(AttributeError):
+        a.op = Ops.NEG
+
+
+@needs_native
+def test_bad_input_is_a_type_error():
+    with pytest.raises(TypeError):
+        UOp(Ops.ADD, f32, (1, 2))
+    with pytest.raises(TypeError):
+        UOp(Ops.ADD, f32, [UOp(Ops.CONST, f32, (), 1.0)] * 2)   # sources: a tuple
+    with pytest.raises(TypeError):
+        UOp(Ops.CONST, f32, (), [1, 2])   # unhashable arg
+    with pytest.raises(TypeError):
+        UOp(Ops.CONST)
+
+
+class _Holder:
+    node = None
+
+
+def test_a_node_in_a_reference_cycle_through_its_caches_is_collected():
+    holder = _Holder()
+    n = UOp(Ops.NEG, f32, (UOp(Ops.CONST, f32, (), 9.5),), "cycle-test")
+    n._bounds, holder.node = holder, n   # the node → its cache → the node: only the collector frees it
+    ref = weakref.ref(n)
+    del n, holder
+    gc.collect()
+    assert ref() is None and not node_exists(Ops.NEG, f32, (UOp(Ops.CONST, f32, (), 9.5),), "cycle-test")
+
+
+def test_a_weakref_callback_that_builds_the_dying_node_gets_a_new_one():
+    a = UOp(Ops.CONST, f32, (), 7.25)
+    built = []
+    n = UOp(Ops.NEG, f32, (a,), "callback-test")
+    ref = weakref.ref(n, lambda r: built.append(UOp(Ops.NEG, f32, (a,), "callback-test")))
+    del n
+    assert ref() is None and len(built) == 1
+    assert built[0].src == (a,) and built[0].arg == "callback-test"
+    assert node_exists(Ops.NEG, f32, (a,), "callback-test")
+
+
+def test_a_very_deep_graph_is_freed_without_exhausting_the_stack():
+    u = UOp(Ops.NOOP, f32, (), "deep-graph-test")   # a node no other test builds
+    base = weakref.ref(u)
+    for i in range(200_000):
+        u = UOp(Ops.NEG, f32, (u,))
+    top = weakref.ref(u)
+    del u
+    assert top() is None and base() is None
+
+
+# ---- the walk ----------------------------------------------------------------------------------
+
+def _random_graph(data, buffers):
+    """A random DAG over `buffers` (some read twice), some of its nodes realized into new buffers."""
+    nodes = [buffer_view(b, (4,)) for b in buffers] + [UOp(Ops.CONST, f32, (), 0.5)]
+    views = []
+    for _ in range(data.draw(st.integers(1, 25))):
+        op = data.draw(st.sampled_from([Ops.NEG, Ops.ADD, Ops.MUL, Ops.WHERE, Ops.RESHAPE]))
+        pick = lambda: nodes[data.draw(st.integers(0, len(nodes) - 1))]   # noqa: E731
+        if op is Ops.NEG:
+            n = UOp(op, f32, (pick(),))
+        elif op is Ops.RESHAPE:
+            n = UOp(op, f32, (pick(),), (2, 2))
+        elif op is Ops.WHERE:
+            n = UOp(op, f32, (pick(), pick(), pick()))
+        else:
+            n = UOp(op, f32, (pick(), pick()), data.draw(st.sampled_from([None, 1.0, -0.0, 2j])))
+        if data.draw(st.integers(0, 5)) == 0:   # realized: its value is a buffer's
+            view = buffer_view(Buffer(get_device("cpu"), 4, f32), (4,))
+            n._view = view
+            views.append(view)
+        nodes.append(n)
+    roots = [nodes[data.draw(st.integers(0, len(nodes) - 1))] for _ in range(data.draw(st.integers(1, 3)))]
+    return UOp(Ops.SINK, dtypes.void, tuple(roots)), views
+
+
+@needs_native
+@given(st.data())
+def test_the_walk_in_c_gives_the_python_walks_results(data):
+    cpu = get_device("cpu")
+    buffers = [Buffer(cpu, 4, f32) for _ in range(3)]
+    sink, views = _random_graph(data, buffers)
+    names = {"cpu"}
+    want = schedule._walk(sink, names)
+    got = native.walk(sink, lambda n, view: realized_for(n, view, names))
+    assert got[0] == want[0]
+    for g, w in zip(got[1:3], want[1:3]):
+        assert len(g) == len(w) and all(x is y for x, y in zip(g, w))
+    assert got[3].keys() == want[3].keys() and all(got[3][k] is want[3][k] for k in want[3])
+
+
+@needs_native
+@given(st.data())
+def test_toposort_in_c_gives_the_python_order(data):
+    buffers = [Buffer(get_device("cpu"), 4, f32) for _ in range(2)]
+    sink, _ = _random_graph(data, buffers)
+    assert all(x is y for x, y in zip(native.toposort(sink), uop._py_toposort(sink)))
+    assert len(native.toposort(sink)) == len(uop._py_toposort(sink))
+    stop = lambda u: u.op is Ops.MUL   # noqa: E731
+    got, want = native.toposort(sink, stop), uop._py_toposort(sink, stop)
+    assert len(got) == len(want) and all(x is y for x, y in zip(got, want))
+
+
+# ---- the Python fallback -----------------------------------------------------------------------
+
+_STEPS = """
+import json, numpy as np, lazyarr as xp, lazyarr.nn.functional as F
+from lazyarr import optim, random
+from lazyarr.compiler import uop
+random.seed(1)
+w = random.uniform(-0.5, 0.5, (8, 4), dtype=xp.float64).realize().requires_grad_()
+x = xp.asarray(np.linspace(-1, 1, 24).reshape(6, 4))
+y = xp.asarray(np.array([0, 1, 2, 3, 4, 5]) % 8)
+opt = optim.Adam([w], lr=0.1)
+losses = []
+for _ in range(4):
+    opt.zero_grad()
+    loss = F.cross_entropy(F.linear(x, w), y)
+    loss.backward()
+    opt.step()
+    losses.append(float(loss))
+print(json.dumps({"native": uop._native is not None, "losses": losses, "w": w.numpy().tolist()}))
+"""
+
+
+def _run(env: dict) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _STEPS], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": ROOT, "LAZYARR_DEVICE": "cpu", **env})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@needs_native
+def test_the_python_fallback_trains_to_the_same_values():
+    python, c = _run({"LAZYARR_NATIVE": "0"}), _run({})
+    assert not python["native"] and c["native"]
+    assert python["losses"] == c["losses"] and python["w"] == c["w"]
+
+
+def test_without_a_compiler_lazyarr_warns_and_uses_the_python_table(tmp_path):
+    code = "import lazyarr.compiler.uop as u; print(u._native is None)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": ROOT, "LAZYARR_CC": "no-such-compiler", "LAZYARR_NATIVE": "1",
+                               "LAZYARR_CACHE_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True" and "could not be built" in proc.stderr
