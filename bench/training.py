@@ -1,6 +1,7 @@
 """Training-step benchmark: the digits MLP (64-128-10, batch 64, Adam) in lazyarr and in PyTorch
 (CPU, 2 threads) in one process, realizing the loss every step as a user printing it would.
-Prints the median step times and the ratio; with --memory, the process's RSS over a long run.
+The two loops take turns (10 steps each), so that both see the same machine; prints the median
+step times and their ratio; with --memory, the process's RSS over a long run.
 
     python bench/training.py [--steps N] [--memory STEPS]
 """
@@ -20,13 +21,17 @@ from lazyarr import optim, random  # noqa: E402
 from bench.common import table  # noqa: E402
 
 
+BLOCK = 10
+
+
 def data(batch: int):
     from sklearn.datasets import load_digits
     d = load_digits()
     return (d.data / 16.0).astype(np.float32), d.target.astype(np.int64)
 
 
-def lazyarr_loop(x, y, batch, steps):
+def lazyarr_stepper(x, y, batch):
+    """A function running one training step of lazyarr and returning its time."""
     random.seed(0)
     params = []
     for fan_in, fan_out in ((64, 128), (128, 10)):
@@ -34,10 +39,10 @@ def lazyarr_loop(x, y, batch, steps):
         params += [random.uniform(-bound, bound, (fan_out, fan_in), dtype=xp.float32).realize().requires_grad_(),
                    random.uniform(-bound, bound, (fan_out,), dtype=xp.float32).realize().requires_grad_()]
     opt = optim.Adam(params, lr=1e-2)
-    n = len(x) // batch
-    times = []
-    for s in range(steps):
-        i = s % n
+    n, steps = len(x) // batch, iter(range(1 << 62))
+
+    def step() -> float:
+        i = next(steps) % n
         xb, yb = xp.asarray(x[i * batch:(i + 1) * batch]), xp.asarray(y[i * batch:(i + 1) * batch])
         start = time.perf_counter()
         opt.zero_grad()
@@ -46,21 +51,22 @@ def lazyarr_loop(x, y, batch, steps):
         loss.backward()
         opt.step()
         float(loss)
-        times.append(time.perf_counter() - start)
-    return times
+        return time.perf_counter() - start
+    return step
 
 
-def torch_loop(x, y, batch, steps):
+def torch_stepper(x, y, batch):
+    """The same step in PyTorch (CPU, 2 threads)."""
     import torch
     torch.set_num_threads(2)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     xt, yt = torch.tensor(x), torch.tensor(y)
-    n = len(x) // batch
-    times = []
-    for s in range(steps):
-        i = s % n
+    n, steps = len(x) // batch, iter(range(1 << 62))
+
+    def step() -> float:
+        i = next(steps) % n
         xb, yb = xt[i * batch:(i + 1) * batch], yt[i * batch:(i + 1) * batch]
         start = time.perf_counter()
         opt.zero_grad()
@@ -68,8 +74,8 @@ def torch_loop(x, y, batch, steps):
         loss.backward()
         opt.step()
         loss.item()
-        times.append(time.perf_counter() - start)
-    return times
+        return time.perf_counter() - start
+    return step
 
 
 def rss_mb() -> float:
@@ -93,14 +99,25 @@ def main():
         lazyarr_loop_with_rss(x, y, args.batch, args.memory, samples)
         print(table([[s, f"{m:.1f}"] for s, m in samples], ["step", "RSS MiB"]))
         return
-    ours = lazyarr_loop(x, y, args.batch, args.steps)[args.steps // 10:]
-    rows = [["lazyarr", f"{statistics.median(ours) * 1e3:.3f}", ""]]
+    # the two loops take turns, BLOCK steps each, so that a noisy spell of the machine slows both
+    ours_step = lazyarr_stepper(x, y, args.batch)
     try:
-        theirs = torch_loop(x, y, args.batch, args.steps)[args.steps // 10:]
+        theirs_step = torch_stepper(x, y, args.batch)
+    except ImportError:
+        theirs_step = None
+    ours, theirs = [], []
+    for _ in range(max(1, args.steps // BLOCK)):
+        ours += [ours_step() for _ in range(BLOCK)]
+        if theirs_step is not None:
+            theirs += [theirs_step() for _ in range(BLOCK)]
+    warm = len(ours) // 10   # the first steps compile
+    ours, theirs = ours[warm:], theirs[warm:]
+    rows = [["lazyarr", f"{statistics.median(ours) * 1e3:.3f}", ""]]
+    if theirs_step is not None:
         ratio = statistics.median(ours) / statistics.median(theirs)
         rows.append(["PyTorch (2 threads)", f"{statistics.median(theirs) * 1e3:.3f}", ""])
-        rows[0][2] = f"{ratio:.1f}x PyTorch's step time"
-    except ImportError:
+        rows[0][2] = f"{ratio:.2f}x PyTorch's step time"
+    else:
         rows.append(["PyTorch", "not installed", ""])
     print(table(rows, ["library", "median step ms", "ratio"]))
 

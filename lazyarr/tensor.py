@@ -63,15 +63,6 @@ class Tensor:
         t._uop, t.device, t._leaf_grad, t.grad, t._released = uop, device, False, None, False
         return t
 
-    @property
-    def uop(self) -> UOp:
-        """The graph node this tensor's value is."""
-        return self._uop
-
-    @uop.setter
-    def uop(self, u: UOp) -> None:
-        self._uop = u
-
     # ---- gradients ---------------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
@@ -280,6 +271,9 @@ def _assign(self: Tensor, value: Any) -> Tensor:
     return self
 
 
+# `uop`, the graph node this tensor's value is, is the `_uop` slot under a public name (a property
+# would cost a Python call on every read, and tensor operations read it hundreds of times a step)
+Tensor.uop = Tensor.__dict__["_uop"]
 Tensor.view = _view
 Tensor.assign = _assign
 

@@ -149,15 +149,24 @@ class _PyNode:
         _interned[key] = ref
         return self
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The tensor-level shape (lazyarr.ops' rule, computed once)."""
+        s = self._shape
+        if s is None:
+            s = self._shape = _shape_of(self)
+        return s
+
 
 _native = native.load()
 if _native is not None:
-    _native.setup(_arg_key, Ops.BUFFER)
+    _native.setup(_arg_key, Ops.BUFFER, lambda u: _shape_of(u))
 
 
 class UOp(_PyNode if _native is None else _native.Node):
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical.
-    Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad."""
+    Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad; its
+    tensor-level `shape` is the base's."""
     __slots__ = ()
     op: Ops
     dtype: DType
@@ -175,14 +184,7 @@ class UOp(_PyNode if _native is None else _native.Node):
         get = kwargs.get
         return UOp(get("op", self.op), get("dtype", self.dtype), tuple(get("src", self.src)), get("arg", self.arg))
 
-    # ---- shape (tensor level) -------------------------------------------------------------
-    @property
-    def shape(self) -> tuple[int, ...]:
-        s = self._shape
-        if s is None:
-            s = self._shape = _shape_of(self)
-        return s
-
+    # ---- shape (tensor level): `shape`, computed once by lazyarr.ops' rule, is the base's -------
     @property
     def size(self) -> int:
         return math.prod(self.shape)

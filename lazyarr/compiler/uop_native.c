@@ -27,6 +27,7 @@ static PyTypeObject NodeType;
 static PyObject *table;              /* key -> the node's address */
 static PyObject *arg_key;            /* uop._arg_key: float and complex args are keyed by their bits */
 static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
+static PyObject *shape_of;           /* lazyarr.ops' shape rule, for a shape not yet known */
 static PyObject *str_size, *str_device, *str_name, *str_B;
 
 /* The table key of (op, dtype, src, arg); src must be a tuple. */
@@ -204,6 +205,28 @@ static PyMemberDef node_members[] = {
     {NULL},
 };
 
+/* The tensor-level shape, computed once by the op's shape rule (UOp.shape). */
+static PyObject *node_get_shape(Node *self, void *closure) {
+    if (self->shape != NULL && self->shape != Py_None) {
+        Py_INCREF(self->shape);
+        return self->shape;
+    }
+    if (shape_of == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
+        return NULL;
+    }
+    PyObject *shape = PyObject_CallOneArg(shape_of, (PyObject *)self);
+    if (shape == NULL) return NULL;
+    Py_INCREF(shape);
+    Py_XSETREF(self->shape, shape);
+    return shape;
+}
+
+static PyGetSetDef node_getset[] = {
+    {"shape", (getter)node_get_shape, NULL, "The tensor-level shape (lazyarr.ops' rule, computed once).", NULL},
+    {NULL},
+};
+
 static PyTypeObject NodeType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "lazyarr.compiler.uop_native.Node",
@@ -215,6 +238,7 @@ static PyTypeObject NodeType = {
     .tp_clear = (inquiry)node_clear,
     .tp_weaklistoffset = offsetof(Node, weakrefs),
     .tp_members = node_members,
+    .tp_getset = node_getset,
     .tp_new = node_new,
 };
 
@@ -453,12 +477,14 @@ error:
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *key_fn, *buffer;
-    if (!PyArg_ParseTuple(args, "OO:setup", &key_fn, &buffer)) return NULL;
+    PyObject *key_fn, *buffer, *shape_fn;
+    if (!PyArg_ParseTuple(args, "OOO:setup", &key_fn, &buffer, &shape_fn)) return NULL;
     Py_INCREF(key_fn);
     Py_INCREF(buffer);
+    Py_INCREF(shape_fn);
     Py_XSETREF(arg_key, key_fn);
     Py_XSETREF(op_buffer, buffer);
+    Py_XSETREF(shape_of, shape_fn);
     Py_RETURN_NONE;
 }
 
@@ -479,7 +505,7 @@ static PyObject *table_size(PyObject *module, PyObject *unused) {
 }
 
 static PyMethodDef methods[] = {
-    {"setup", setup, METH_VARARGS, "setup(arg_key, Ops.BUFFER): what keys and walks need from Python."},
+    {"setup", setup, METH_VARARGS, "setup(arg_key, Ops.BUFFER, shape_of): what keys, walks and shapes need from Python."},
     {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
