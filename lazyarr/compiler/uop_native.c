@@ -20,7 +20,10 @@ typedef struct {
     PyObject *op, *dtype, *src, *arg;
     PyObject *shape, *ranges, *bounds, *view, *grad;   /* caches, read as None until set */
     PyObject *key;                                     /* the table's key while the node is in it */
+    Py_hash_t hash;                                    /* the key's hash */
     PyObject *weakrefs;
+    unsigned long walk;                                /* the last walk that gave this node a position */
+    Py_ssize_t position;                               /* ... and that position */
 } Node;
 
 static PyTypeObject NodeType;
@@ -61,9 +64,21 @@ static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject
     return key;
 }
 
+/* The table's dict operations with the key's hash known (computed once per node, not at each of
+ * its lookup, insertion and removal); the public calls where the private ones are gone. */
+#if PY_VERSION_HEX < 0x030D0000
+#define GET_KNOWN(k, h) _PyDict_GetItem_KnownHash(table, k, h)
+#define SET_KNOWN(k, v, h) _PyDict_SetItem_KnownHash(table, k, v, h)
+#define DEL_KNOWN(k, h) _PyDict_DelItem_KnownHash(table, k, h)
+#else
+#define GET_KNOWN(k, h) PyDict_GetItemWithError(table, k)
+#define SET_KNOWN(k, v, h) PyDict_SetItem(table, k, v)
+#define DEL_KNOWN(k, h) PyDict_DelItem(table, k)
+#endif
+
 /* The live node of `key` (a new reference), NULL with no error if there is none. */
-static PyObject *lookup(PyObject *key) {
-    PyObject *addr = PyDict_GetItemWithError(table, key);
+static PyObject *lookup(PyObject *key, Py_hash_t hash) {
+    PyObject *addr = GET_KNOWN(key, hash);
     if (addr == NULL) return NULL;
     PyObject *node = (PyObject *)PyLong_AsVoidPtr(addr);
     Py_INCREF(node);
@@ -76,8 +91,8 @@ static int forget(Node *self) {
     if (key == NULL) return 0;
     self->key = NULL;
     int rc = 0;
-    PyObject *addr = PyDict_GetItemWithError(table, key);
-    if (addr != NULL && PyLong_AsVoidPtr(addr) == (void *)self) rc = PyDict_DelItem(table, key);
+    PyObject *addr = GET_KNOWN(key, self->hash);
+    if (addr != NULL && PyLong_AsVoidPtr(addr) == (void *)self) rc = DEL_KNOWN(key, self->hash);
     else if (addr == NULL && PyErr_Occurred()) rc = -1;
     Py_DECREF(key);
     return rc;
@@ -116,7 +131,8 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
         Py_DECREF(src);
         return NULL;
     }
-    PyObject *found = lookup(key);
+    Py_hash_t hash = PyObject_Hash(key);
+    PyObject *found = hash == -1 ? NULL : lookup(key, hash);
     if (found != NULL || PyErr_Occurred()) {
         Py_DECREF(key);
         Py_DECREF(src);
@@ -136,7 +152,7 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     self->src = src;
     self->arg = arg;
     PyObject *addr = PyLong_FromVoidPtr(self);
-    if (addr == NULL || PyDict_SetItem(table, key, addr) < 0) {
+    if (addr == NULL || SET_KNOWN(key, addr, hash) < 0) {
         Py_XDECREF(addr);
         Py_DECREF(key);
         Py_DECREF(self);
@@ -144,6 +160,7 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     }
     Py_DECREF(addr);
     self->key = key;
+    self->hash = hash;
     return (PyObject *)self;
 }
 
@@ -245,10 +262,15 @@ static PyTypeObject NodeType = {
 /* ---- the structure walk ------------------------------------------------------------------ */
 
 typedef struct {
-    PyObject *index;      /* node -> position in parts */
+    unsigned long id;     /* this walk's mark: a node with it has a position in parts */
     PyObject *parts, *inputs, *order, *resolved;
     PyObject *realized_for;
 } Walk;
+
+static unsigned long walks;   /* walks so far: each marks the nodes it gave positions */
+static int walking;           /* a walk is running (its marks would be overwritten by another) */
+
+static inline int visited(Walk *w, Node *n) { return n->walk == w->id; }
 
 /* Append n's part: a buffer's (dtype, size, device, which input), any other node's (op, dtype,
  * arg's key, its sources' positions). */
@@ -272,23 +294,22 @@ static int emit(Walk *w, Node *n) {
         PyObject *at = PyTuple_New(ns);
         if (at == NULL) return -1;
         for (Py_ssize_t i = 0; i < ns; i++) {
-            PyObject *pos = PyDict_GetItemWithError(w->index, PyTuple_GET_ITEM(n->src, i));
+            Node *s = (Node *)PyTuple_GET_ITEM(n->src, i);
+            PyObject *pos = visited(w, s) ? PyLong_FromSsize_t(s->position) : NULL;
             if (pos == NULL) {
                 if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "walk: a source was not visited");
                 Py_DECREF(at);
                 return -1;
             }
-            Py_INCREF(pos);
             PyTuple_SET_ITEM(at, i, pos);
         }
         part = PyTuple_Pack(4, n->op, PyTuple_GET_ITEM(n->key, 1), PyTuple_GET_ITEM(n->key, 3), at);
         Py_DECREF(at);
         if (part == NULL) return -1;
     }
-    PyObject *pos = PyLong_FromSsize_t(PyList_GET_SIZE(w->parts));
-    int rc = pos == NULL || PyList_Append(w->parts, part) < 0 || PyList_Append(w->order, (PyObject *)n) < 0 ||
-             PyDict_SetItem(w->index, (PyObject *)n, pos) < 0 ? -1 : 0;
-    Py_XDECREF(pos);
+    n->walk = w->id;
+    n->position = PyList_GET_SIZE(w->parts);
+    int rc = PyList_Append(w->parts, part) < 0 || PyList_Append(w->order, (PyObject *)n) < 0 ? -1 : 0;
     Py_DECREF(part);
     return rc;
 }
@@ -312,9 +333,7 @@ static int walk_from(Walk *w, Node *root, int check_views) {
         Frame *f = &stack[sp - 1];
         Node *n = f->node;
         if (f->child < 0) {
-            int seen = PyDict_Contains(w->index, (PyObject *)n);
-            if (seen < 0) goto error;
-            if (seen) {
+            if (visited(w, n)) {
                 sp--;
                 continue;
             }
@@ -335,8 +354,8 @@ static int walk_from(Walk *w, Node *root, int check_views) {
                     }
                     if (PyDict_SetItem(w->resolved, (PyObject *)n, view) < 0 || walk_from(w, (Node *)view, 0) < 0)
                         goto error;
-                    PyObject *pos = PyDict_GetItemWithError(w->index, view);
-                    if (pos == NULL || PyDict_SetItem(w->index, (PyObject *)n, pos) < 0) goto error;
+                    n->walk = w->id;   /* the node reads as its view */
+                    n->position = ((Node *)view)->position;
                     sp--;
                     continue;
                 }
@@ -352,9 +371,7 @@ static int walk_from(Walk *w, Node *root, int check_views) {
         Node *next = NULL;
         while (f->child < ns) {
             Node *c = (Node *)PyTuple_GET_ITEM(n->src, f->child++);
-            int seen = PyDict_Contains(w->index, (PyObject *)c);
-            if (seen < 0) goto error;
-            if (!seen) {
+            if (!visited(w, c)) {
                 next = c;
                 break;
             }
@@ -389,11 +406,16 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
         return NULL;
     }
-    Walk w = {PyDict_New(), PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), realized_for};
+    if (walking) {   /* only realized_for runs Python during a walk, and it does not walk */
+        PyErr_SetString(PyExc_RuntimeError, "walk: called during another walk");
+        return NULL;
+    }
+    Walk w = {++walks, PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), realized_for};
     PyObject *result = NULL;
-    if (w.index && w.parts && w.inputs && w.order && w.resolved && walk_from(&w, (Node *)sink, 1) == 0)
+    walking = 1;
+    if (w.parts && w.inputs && w.order && w.resolved && walk_from(&w, (Node *)sink, 1) == 0)
         result = PyTuple_Pack(4, w.parts, w.inputs, w.order, w.resolved);
-    Py_XDECREF(w.index);
+    walking = 0;
     Py_XDECREF(w.parts);
     Py_XDECREF(w.inputs);
     Py_XDECREF(w.order);
@@ -493,7 +515,8 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOO!O:node_exists", &op, &dtype, &PyTuple_Type, &src, &arg)) return NULL;
     PyObject *key = make_key(op, dtype, src, arg);
     if (key == NULL) return NULL;
-    PyObject *found = lookup(key);
+    Py_hash_t hash = PyObject_Hash(key);
+    PyObject *found = hash == -1 ? NULL : lookup(key, hash);
     Py_DECREF(key);
     if (found == NULL && PyErr_Occurred()) return NULL;
     Py_XDECREF(found);
