@@ -6,7 +6,8 @@
  * Node: the base of uop.UOp. Building (op, dtype, src, arg) returns the live node of that key if
  * there is one. The table maps the key (op, id(dtype), src, arg's key) to the node's address and
  * holds no reference: a node leaves the table when it is freed (or cleared by the cycle collector)
- * before anything else happens to it, so a lookup never finds a dying node.
+ * before anything else happens to it (its weak references' callbacks run after), and a lookup
+ * passes over a node whose freeing is deferred.
  *
  * walk(sink, realized_for): the parts, input buffers, order and resolved nodes of
  * schedule.structure_key, in the same order as schedule._walk, with an explicit stack;
@@ -76,11 +77,14 @@ static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject
 #define DEL_KNOWN(k, h) PyDict_DelItem(table, k)
 #endif
 
-/* The live node of `key` (a new reference), NULL with no error if there is none. */
+/* The live node of `key` (a new reference), NULL with no error if there is none. A node of no
+ * references is not live: the trashcan (which defers freeing deep chains of objects) may still
+ * hold it, in the table until it is freed; a new node of its key takes its entry. */
 static PyObject *lookup(PyObject *key, Py_hash_t hash) {
     PyObject *addr = GET_KNOWN(key, hash);
     if (addr == NULL) return NULL;
     PyObject *node = (PyObject *)PyLong_AsVoidPtr(addr);
+    if (Py_REFCNT(node) == 0) return NULL;
     Py_INCREF(node);
     return node;
 }
