@@ -14,7 +14,7 @@ settings.load_profile("lazyarr")
 DEVICE = os.environ.get("LAZYARR_DEVICE", "cpu")
 COMPILER_ONLY = {"test_uop.py", "test_patterns.py", "test_symbolic.py", "test_codegen.py", "test_z3_rules.py",
                  "test_decompositions_accuracy.py", "test_runtime.py", "test_cpu_speed_tiers.py", "test_opts.py",
-                 "test_array_api_suite.py"}
+                 "test_array_api_suite.py", "test_native.py"}
 
 
 def pytest_collection_modifyitems(config, items):
