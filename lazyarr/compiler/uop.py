@@ -3,7 +3,8 @@
 A `UOp` is (op, dtype, src, arg). Building a node that already exists returns the existing
 object, so structural equality is identity: `a + b is a + b`. Rewrites, caches and schedule
 reuse therefore compare and hash nodes in O(1). Nodes are kept alive only by their users; the
-intern table holds them weakly.
+intern table holds them weakly. The table (the node's base class) and toposort are in C
+(`uop_native.c`, see `lazyarr.compiler.native`), with these Python versions as the fallback.
 
 The op set has three layers, all in `Ops`:
 - tensor ops: leaves (BUFFER, CONST, IOTA), ALU ops, CAST/BITCAST, REDUCE_AXIS, the movement ops
@@ -129,8 +130,6 @@ def _forget(ref: _Ref, remove: Callable = _remove_dead_weakref, table: dict = _i
 class _PyNode:
     """The node table in Python: the reference for, and the fallback of, uop_native.c's Node (see
     lazyarr.compiler.native), which is the same table without a weak reference per node."""
-    # _view: the view of the buffer holding the node's value once computed (`schedule.realized`);
-    # _grad: whether it depends on a tensor that requires gradients (`autograd.graph_requires_grad`)
     __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "_view", "_grad", "__weakref__")
 
     def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
@@ -167,6 +166,8 @@ class UOp(_PyNode if _native is None else _native.Node):
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical.
     Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad; its
     tensor-level `shape` is the base's."""
+    # _view: the view of the buffer holding the node's value once computed (`schedule.realized`);
+    # _grad: whether it depends on a tensor that requires gradients (`autograd.graph_requires_grad`)
     __slots__ = ()
     op: Ops
     dtype: DType
@@ -184,7 +185,7 @@ class UOp(_PyNode if _native is None else _native.Node):
         get = kwargs.get
         return UOp(get("op", self.op), get("dtype", self.dtype), tuple(get("src", self.src)), get("arg", self.arg))
 
-    # ---- shape (tensor level): `shape`, computed once by lazyarr.ops' rule, is the base's -------
+    # ---- shape (tensor level; `shape` itself is the base's) ---------------------------------
     @property
     def size(self) -> int:
         return math.prod(self.shape)

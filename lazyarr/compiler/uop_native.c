@@ -1,7 +1,7 @@
-/* The graph's two hottest loops in C: building a node (the intern table) and the schedule cache's
- * walk. lazyarr.compiler.native builds this file with the CPU device's C compiler on first use;
- * the Python versions (uop._PyNode, schedule._walk) are the reference and the fallback, and the
- * tests check that both give the same results.
+/* The graph's hottest loops in C: building a node (the intern table), the schedule cache's walk
+ * and toposort. lazyarr.compiler.native builds this file with the CPU device's C compiler on first
+ * use; the Python versions (uop._PyNode, schedule._walk, uop._py_toposort) are the reference and
+ * the fallback, and the tests check that both give the same results.
  *
  * Node: the base of uop.UOp. Building (op, dtype, src, arg) returns the live node of that key if
  * there is one. The table maps the key (op, id(dtype), src, arg's key) to the node's address and
