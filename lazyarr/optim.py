@@ -3,12 +3,14 @@
 `step()` computes every parameter's update (and the optimizer's state) from the values of the
 parameters and gradients and realizes them together in one schedule, so an update is a few fused
 kernels (Adam's: one per parameter, storing the moments and the parameter) and the previous step's
-graph is not kept alive. `zero_grad()` clears the gradients.
+graph is not kept alive. `zero_grad()` clears the gradients. The learning rate (and Adam's bias
+corrections) reach the kernels as data, not as constants: changing `opt.lr` between steps, as a
+schedule does, compiles nothing new.
 """
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -44,6 +46,7 @@ class Optimizer:
             raise ValueError(f"invalid learning rate: {lr}")
         self.lr = lr
         self.steps = 0
+        self._step_arrays: dict[tuple, list] = {}   # (dtype, device) → [step written, array, {shape: nodes}]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:
@@ -73,6 +76,25 @@ class Optimizer:
         return the state tensors that changed."""
         raise NotImplementedError
 
+    def _per_step(self, p: Tensor, values: Callable[[], list[float]]) -> tuple[UOp, ...]:
+        """This step's `values()` (a learning rate a user may change between steps, Adam's bias
+        corrections), as nodes of p's shape reading one array shared by the parameters of p's dtype
+        and device: they reach the kernels as data, not as constants, so the update compiles once.
+        The array is written anew each step (the previous step's kernels, which read it, have run),
+        so that the nodes are the same from step to step."""
+        key = (p.dtype, p.device)
+        found = self._step_arrays.get(key)
+        if found is None:
+            found = self._step_arrays[key] = [0, asarray(values(), dtype=p.dtype, device=p.device).uop, {}]
+        elif found[0] != self.steps:
+            found[1].arg.copyin(np.array(values()))
+        found[0] = self.steps
+        nodes = found[2].get(p.shape)
+        if nodes is None:   # each value broadcast to p's shape
+            nodes = found[2][p.shape] = tuple(expand_uop(shrink_uop(found[1], [(i, i + 1)]), p.shape)
+                                              for i in range(found[1].arg.size))
+        return nodes
+
 
 class SGD(Optimizer):
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
@@ -93,7 +115,8 @@ class SGD(Optimizer):
             self.buffers[id(p)] = wrap(buf, p.device)
             state.append(self.buffers[id(p)])
             g = _alu(Ops.ADD, g, _scale(buf, self.momentum)) if self.nesterov else buf
-        p.uop = _alu(Ops.SUB, value, _scale(g, self.lr))
+        lr, = self._per_step(p, lambda: [self.lr])
+        p.uop = _alu(Ops.SUB, value, _alu(Ops.MUL, g, lr))
         return state
 
 
@@ -108,7 +131,6 @@ class Adam(Optimizer):
         self.betas, self.eps, self.weight_decay, self.decoupled = betas, eps, weight_decay, decoupled
         self.m: dict[int, Tensor] = {}
         self.v: dict[int, Tensor] = {}
-        self._scale_cache: dict[tuple, list] = {}   # (dtype, device) → [step written, array, {shape: nodes}]
 
     def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
         b1, b2 = self.betas
@@ -123,32 +145,21 @@ class Adam(Optimizer):
         v = _scale(g2, 1 - b2) if old_v is None else \
             _alu(Ops.ADD, old_v.uop, _scale(_alu(Ops.SUB, g2, old_v.uop), 1 - b2))
         self.m[id(p)], self.v[id(p)] = wrap(m, p.device), wrap(v, p.device)
-        step, eps = self._scales(p)
-        new = _scale(value, 1 - self.lr * self.weight_decay) if self.decoupled and self.weight_decay else value
+        step, eps, shrink = self._scales(p)
+        new = _alu(Ops.MUL, value, shrink) if self.decoupled and self.weight_decay else value
         # p - lr/bc1 · m / (sqrt(v/bc2) + eps), written as p - step · m / (sqrt(v) + eps·sqrt(bc2))
         update = _alu(Ops.FDIV, _alu(Ops.MUL, m, step), _alu(Ops.ADD, UOp(Ops.SQRT, v.dtype, (v,)), eps))
         p.uop = _alu(Ops.SUB, new, update)
         return [self.m[id(p)], self.v[id(p)]]
 
-    def _scales(self, p: Tensor) -> tuple[UOp, UOp]:
-        """This step's step size lr·sqrt(bc2)/bc1 and eps·sqrt(bc2) (bc: the bias corrections), as
-        nodes of p's shape reading one array shared by the parameters of p's dtype and device: they
-        change every step, so they reach the kernels as data, not as constants, and the update
-        compiles once. The array is written anew each step (the previous step's kernels, which read
-        it, have run), so that the nodes are the same from step to step."""
-        key = (p.dtype, p.device)
-        found = self._scale_cache.get(key)
-        if found is None:
-            found = self._scale_cache[key] = [0, asarray([0.0, 0.0], dtype=p.dtype, device=p.device).uop, {}]
-        if found[0] != self.steps:
+    def _scales(self, p: Tensor) -> tuple[UOp, UOp, UOp]:
+        """This step's step size lr·sqrt(bc2)/bc1, eps·sqrt(bc2) (bc: the bias corrections) and
+        AdamW's decay factor 1 - lr·weight_decay."""
+        def values() -> list[float]:
             b1, b2 = self.betas
             root = math.sqrt(1 - b2 ** self.steps)
-            found[1].arg.copyin(np.array([self.lr * root / (1 - b1 ** self.steps), self.eps * root]))
-            found[0] = self.steps
-        nodes = found[2].get(p.shape)
-        if nodes is None:   # the scales broadcast to p's shape
-            nodes = found[2][p.shape] = tuple(expand_uop(shrink_uop(found[1], [(i, i + 1)]), p.shape) for i in (0, 1))
-        return nodes
+            return [self.lr * root / (1 - b1 ** self.steps), self.eps * root, 1 - self.lr * self.weight_decay]
+        return self._per_step(p, values)
 
 
 class AdamW(Adam):

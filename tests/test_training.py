@@ -189,6 +189,34 @@ def test_a_training_step_compiles_once():
     assert len(executor._programs) == before
 
 
+@pytest.mark.parametrize("name,kw", [("SGD", dict(momentum=0.9)), ("Adam", {}), ("AdamW", dict(weight_decay=0.1))])
+def test_a_learning_rate_schedule_compiles_nothing_new(name, kw):
+    """opt.lr changed before every step (a decaying schedule): the same kernels run, with the new
+    rate as data, and the parameters match PyTorch's under the same schedule."""
+    from lazyarr.runtime import executor
+    rates = [0.1 * 0.7 ** i for i in range(6)]
+    w = xp.asarray(np.array([[1.0, -2.0], [0.5, 3.0]]), requires_grad=True)
+    opt = getattr(optim, name)([w], lr=rates[0], **kw)
+    for i, lr in enumerate(rates):
+        if i == 2:
+            programs = len(executor._programs)
+        opt.lr = lr
+        opt.zero_grad()
+        xp.sum(xp.sin(w) * w + w * w).backward()
+        opt.step()
+    assert len(executor._programs) == programs
+    if torch is not None:
+        tw = torch.tensor(np.array([[1.0, -2.0], [0.5, 3.0]]), requires_grad=True)
+        topt = getattr(torch.optim, name)([tw], lr=rates[0], **kw)
+        for lr in rates:
+            for group in topt.param_groups:
+                group["lr"] = lr
+            topt.zero_grad()
+            (torch.sin(tw) * tw + tw * tw).sum().backward()
+            topt.step()
+        np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_a_repeated_training_step_hits_the_schedule_cache(monkeypatch):
     """Every step builds the same graph on new buffers: after the first steps (Adam's state appears
     in the second), a step neither schedules nor compiles, and the updates still run in place."""
