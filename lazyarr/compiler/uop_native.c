@@ -527,16 +527,11 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
     return PyBool_FromLong(found != NULL);
 }
 
-static PyObject *table_size(PyObject *module, PyObject *unused) {
-    return PyLong_FromSsize_t(PyDict_GET_SIZE(table));
-}
-
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(arg_key, Ops.BUFFER, shape_of): what keys, walks and shapes need from Python."},
     {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
-    {"table_size", table_size, METH_NOARGS, "The number of live nodes."},
     {NULL},
 };
 
