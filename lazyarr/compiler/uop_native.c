@@ -323,6 +323,21 @@ typedef struct {
     Py_ssize_t child;   /* -1: not yet looked at */
 } Frame;
 
+/* Push node onto a depth-first stack of frames, growing it as needed. */
+static int push(Frame **stack, Py_ssize_t *cap, Py_ssize_t *sp, Node *node) {
+    if (*sp == *cap) {
+        Frame *grown = PyMem_Realloc(*stack, 2 * *cap * sizeof(Frame));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *stack = grown;
+        *cap *= 2;
+    }
+    (*stack)[(*sp)++] = (Frame){node, -1};
+    return 0;
+}
+
 /* Depth first from root, sources before users. With check_views, a node with a buffer (its _view)
  * that `realized_for` accepts counts as that buffer's view, whose nodes are emitted plainly. */
 static int walk_from(Walk *w, Node *root, int check_views) {
@@ -381,16 +396,7 @@ static int walk_from(Walk *w, Node *root, int check_views) {
             }
         }
         if (next != NULL) {
-            if (sp == cap) {
-                Frame *grown = PyMem_Realloc(stack, 2 * cap * sizeof(Frame));
-                if (grown == NULL) {
-                    PyErr_NoMemory();
-                    goto error;
-                }
-                stack = grown;
-                cap *= 2;
-            }
-            stack[sp++] = (Frame){next, -1};
+            if (push(&stack, &cap, &sp, next) < 0) goto error;
             continue;
         }
         if (emit(w, n) < 0) goto error;
@@ -475,16 +481,7 @@ static PyObject *toposort(PyObject *module, PyObject *args) {
             }
         }
         if (next != NULL) {
-            if (sp == cap) {
-                Frame *grown = PyMem_Realloc(stack, 2 * cap * sizeof(Frame));
-                if (grown == NULL) {
-                    PyErr_NoMemory();
-                    goto error;
-                }
-                stack = grown;
-                cap *= 2;
-            }
-            stack[sp++] = (Frame){next, -1};
+            if (push(&stack, &cap, &sp, next) < 0) goto error;
             continue;
         }
         if (PyList_Append(order, (PyObject *)n) < 0) goto error;
