@@ -287,6 +287,23 @@ def test_vector_max_propagates_nan_and_inf():
     np.testing.assert_array_equal(np.isnan(got), np.isnan(np.maximum(a @ a.T, 0)))
 
 
+@pytest.mark.parametrize("dtype,lanes", [(np.float32, 8), (np.float64, 4), (np.float32, 4), (np.float32, 16)])
+def test_a_vector_accumulator_is_summed_across_its_lanes_by_halves(dtype, lanes):
+    """x @ W.T (a dot product per output, vectorised along k): each accumulator's lanes are summed
+    by one helper that adds halves of the vector (no lane-by-lane extracts), to NumPy's result."""
+    a, b = mats(40, 64, 24, dtype)
+    w = np.ascontiguousarray(b.T)
+    t = xp.asarray(a) @ xp.asarray(w).T
+    got, src = run_with(t, [Opt("vector", 2, lanes), Opt("upcast", 1, 4)])
+    name = f"lz_lane_sum_{np.dtype(dtype).name}x{lanes}"
+    assert name in src.source and "[7]" not in src.source.split("void ")[-1]
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, a @ b, **tol)
+    row_sums, src = run_with(xp.sum(xp.asarray(a), axis=1), [Opt("vector", 1, lanes)])
+    assert name in src.source
+    np.testing.assert_allclose(row_sums, a.sum(1), **tol)
+
+
 # ---- results against NumPy ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
