@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -58,29 +58,21 @@ class DType:
     def bits(self) -> int:
         return self.itemsize * 8
 
-    @property
-    def is_float(self) -> bool:
-        return self.kind == "f"
+    # the kind's tests, is_float, is_complex, is_int, is_unsigned, is_bool and is_inexact, are plain
+    # attributes (__post_init__): every tensor operation and compiler pass asks them, and a property
+    # is a Python call
+    is_float: bool = field(init=False, repr=False)
+    is_complex: bool = field(init=False, repr=False)
+    is_int: bool = field(init=False, repr=False)
+    is_unsigned: bool = field(init=False, repr=False)
+    is_bool: bool = field(init=False, repr=False)
+    is_inexact: bool = field(init=False, repr=False)
 
-    @property
-    def is_complex(self) -> bool:
-        return self.kind == "c"
-
-    @property
-    def is_int(self) -> bool:
-        return self.kind in "iu"
-
-    @property
-    def is_unsigned(self) -> bool:
-        return self.kind == "u"
-
-    @property
-    def is_bool(self) -> bool:
-        return self.kind == "b"
-
-    @property
-    def is_inexact(self) -> bool:
-        return self.kind in "fc"
+    def __post_init__(self) -> None:
+        k = self.kind
+        for name, value in (("is_float", k == "f"), ("is_complex", k == "c"), ("is_int", k in ("i", "u")),
+                            ("is_unsigned", k == "u"), ("is_bool", k == "b"), ("is_inexact", k in ("f", "c"))):
+            object.__setattr__(self, name, value)
 
     @property
     def count(self) -> int:
