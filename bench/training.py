@@ -94,9 +94,7 @@ def main():
     args = p.parse_args()
     x, y = data(args.batch)
     if args.memory:
-        samples: list = []
-        random.seed(0)
-        lazyarr_loop_with_rss(x, y, args.batch, args.memory, samples)
+        samples = rss_curve(x, y, args.batch, args.memory)
         print(table([[s, f"{m:.1f}"] for s, m in samples], ["step", "RSS MiB"]))
         return
     # the two loops take turns, BLOCK steps each, so that a noisy spell of the machine slows both
@@ -122,27 +120,16 @@ def main():
     print(table(rows, ["library", "median step ms", "ratio"]))
 
 
-def lazyarr_loop_with_rss(x, y, batch, steps, samples):
+def rss_curve(x, y, batch, steps):
+    """(step, RSS MiB) every steps/20 steps of the lazyarr loop, after a collection."""
     import gc
-    every = max(1, steps // 20)
-    params = []
-    for fan_in, fan_out in ((64, 128), (128, 10)):
-        bound = 1 / np.sqrt(fan_in)
-        params += [random.uniform(-bound, bound, (fan_out, fan_in), dtype=xp.float32).realize().requires_grad_(),
-                   random.uniform(-bound, bound, (fan_out,), dtype=xp.float32).realize().requires_grad_()]
-    opt = optim.Adam(params, lr=1e-2)
-    n = len(x) // batch
+    step, every, samples = lazyarr_stepper(x, y, batch), max(1, steps // 20), []
     for s in range(1, steps + 1):
-        i = s % n
-        xb, yb = xp.asarray(x[i * batch:(i + 1) * batch]), xp.asarray(y[i * batch:(i + 1) * batch])
-        opt.zero_grad()
-        loss = F.cross_entropy(F.linear(F.relu(F.linear(xb, params[0], params[1])), params[2], params[3]), yb)
-        loss.backward()
-        opt.step()
-        float(loss)
+        step()
         if s % every == 0:
             gc.collect()
             samples.append((s, rss_mb()))
+    return samples
 
 
 if __name__ == "__main__":
