@@ -34,7 +34,7 @@ def _inplace_operator(fn):
                     "biufc".index(self.dtype.kind if self.dtype.kind != "u" else "i"):
                 raise TypeError(f"cannot cast the result of an in-place operation from {out.dtype} to {self.dtype}")
             out = out.astype(self.dtype)
-        self.uop = out.uop
+        self.rebind(out.uop)
         return self
     return op
 

@@ -22,7 +22,7 @@ from lazyarr import tensor as _tensor
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import const
 from lazyarr.ops import OP_DEFS
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.tensor import Tensor, as_tensor, is_grad_leaf, wrap
 
 _markers = itertools.count()
 
@@ -42,7 +42,6 @@ def graph_requires_grad(u: UOp) -> bool:
         return bool(known & 1)
     if u.op is Ops.DETACH or not u.dtype.is_inexact or not _tensor._grad_leaves:
         return False
-    leaves = None   # the leaves' nodes, gathered once a node's sources leave the question open
     stack, DETACH = [u], Ops.DETACH
     while stack:   # sources first; a node answered in this generation is not entered
         n = stack[-1]
@@ -69,9 +68,7 @@ def graph_requires_grad(u: UOp) -> bool:
                 needs = True
                 break
         if not needs:
-            if leaves is None:
-                leaves = _tensor.grad_leaf_nodes()
-            needs = n in leaves
+            needs = is_grad_leaf(n)
         n._grad = gen << 1 | needs
     return bool(u._grad & 1)
 
@@ -81,13 +78,13 @@ def forget_requires_grad() -> None:
     _Memo.generation += 1
 
 
-def _on_path(order: list[UOp], wanted: set[UOp]) -> set[UOp]:
-    """The nodes of `order` (sources first) that are targets or read one through floating-point
-    values and no DETACH: those a gradient flows through."""
+def _on_path(order: list[UOp], wanted: Callable[[UOp], bool]) -> set[UOp]:
+    """The nodes of `order` (sources first) that are targets (`wanted`) or read one through
+    floating-point values and no DETACH: those a gradient flows through."""
     on_path: set[UOp] = set()
     DETACH = Ops.DETACH
     for u in order:
-        if u in wanted or (u.op is not DETACH and u.dtype.kind in "fc" and not on_path.isdisjoint(u.src)):
+        if (u.op is not DETACH and u.dtype.kind in "fc" and not on_path.isdisjoint(u.src)) or wanted(u):
             on_path.add(u)
     return on_path
 
@@ -100,11 +97,13 @@ def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[
     if order is None:
         order = root.toposort()
     if on_path is None:
-        on_path = _on_path(order, set(targets))
+        on_path = _on_path(order, set(targets).__contains__)
     adjoints: dict[UOp, UOp] = {root: root_adjoint}
+    wanted = set(targets)
     for u in reversed(order):
         g = adjoints.get(u)
-        if g is None or on_path.isdisjoint(u.src):   # (a target that reads no target: its leaf)
+        # a target is a variable of its own: its adjoint does not flow on into what it was computed from
+        if g is None or u in wanted or on_path.isdisjoint(u.src):
             continue
         opdef = OP_DEFS.get(u.op)
         if opdef is None:
@@ -129,7 +128,7 @@ def backward(self: Tensor, gradient: Any = None) -> None:
                         f"through integer or boolean values")
     # one walk answers both which leaves the graph reads and whether gradients reach it from them
     order = graph.toposort()
-    on_path = _on_path(order, _tensor.grad_leaf_nodes())
+    on_path = _on_path(order, is_grad_leaf)
     if graph not in on_path:
         raise RuntimeError("backward(): this tensor does not require grad: none of the tensors it was "
                            "computed from was created with requires_grad=True (or it was computed under "
@@ -144,10 +143,19 @@ def backward(self: Tensor, gradient: Any = None) -> None:
         if g.shape != self.shape:
             raise ValueError(f"backward(): gradient of shape {g.shape} does not match the tensor's shape {self.shape}")
         adjoint = g.astype(self.dtype).uop
-    leaves = [t for t in _tensor.grad_leaf_tensors() if t.uop in on_path]   # (the leaves the graph reads)
-    for t, g in zip(leaves, gradients(graph, [t.uop for t in leaves], adjoint, order, on_path)):
-        if g is None:
-            g = const(0.0, t.dtype, t.shape)
+    # the leaves' markers the graph reads (a leaf realized or updated since has several)
+    live = _tensor.grad_leaf_tensors()
+    markers = [u for u in on_path if is_grad_leaf(u)]
+    shares: dict[tuple, list[UOp]] = {}
+    for m, g in zip(markers, gradients(graph, markers, adjoint, order, on_path)):
+        if g is not None:
+            shares.setdefault(m.arg, []).append(g)
+    for key in dict.fromkeys(m.arg for m in markers):
+        t = live[key]
+        parts = shares.get(key) or [const(0.0, t.dtype, t.shape)]
+        g = parts[0]
+        for more in parts[1:]:
+            g = UOp(Ops.ADD, g.dtype, (g, more))
         grad = wrap(g, t.device)
         t.grad = grad if t.grad is None else t.grad + grad
     # as in PyTorch, the graph is not kept for a second backward: once realized, self keeps only its

@@ -153,7 +153,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if v.shape != ():
             raise ValueError(f"assigning through a boolean mask needs a scalar or 0-d value, got shape {v.shape}")
         sel = expand_uop(reshape_uop(mask, mask.shape + (1,) * (x.ndim - len(mask.shape))), x.shape)
-        x.uop = UOp(Ops.WHERE, x.dtype, (sel, expand_uop(v, x.shape), x.uop))
+        x.rebind(UOp(Ops.WHERE, x.dtype, (sel, expand_uop(v, x.shape), x.uop)))
         return
     entries = normalize_key(key, x.ndim)
     picks: list[tuple[int, int, int, bool]] = []   # per axis of x: start, step, count, kept in the view
@@ -194,7 +194,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
             v, sel = _unstride(v, a, k), _unstride(sel, a, k)
     pads = [(lo, n - lo - s) for lo, n, s in zip(lows, x.shape, v.shape)]
     v, sel = pad_uop(v, pads), pad_uop(sel, pads)
-    x.uop = UOp(Ops.WHERE, x.dtype, (sel, v, x.uop))
+    x.rebind(UOp(Ops.WHERE, x.dtype, (sel, v, x.uop)))
 
 
 def _unstride(u: UOp, axis: int, k: int) -> UOp:

@@ -116,7 +116,7 @@ class SGD(Optimizer):
             state.append(self.buffers[id(p)])
             g = _alu(Ops.ADD, g, _scale(buf, self.momentum)) if self.nesterov else buf
         lr, = self._per_step(p, lambda: [self.lr])
-        p.uop = _alu(Ops.SUB, value, _alu(Ops.MUL, g, lr))
+        p.rebind(_alu(Ops.SUB, value, _alu(Ops.MUL, g, lr)))
         return state
 
 
@@ -149,7 +149,7 @@ class Adam(Optimizer):
         new = _alu(Ops.MUL, value, shrink) if self.decoupled and self.weight_decay else value
         # p - lr/bc1 · m / (sqrt(v/bc2) + eps), written as p - step · m / (sqrt(v) + eps·sqrt(bc2))
         update = _alu(Ops.FDIV, _alu(Ops.MUL, m, step), _alu(Ops.ADD, UOp(Ops.SQRT, v.dtype, (v,)), eps))
-        p.uop = _alu(Ops.SUB, new, update)
+        p.rebind(_alu(Ops.SUB, new, update))
         return [self.m[id(p)], self.v[id(p)]]
 
     def _scales(self, p: Tensor) -> tuple[UOp, UOp, UOp]:

@@ -11,6 +11,7 @@ the namespace modules (creation, elementwise, manipulation, ...) are written wit
 """
 from __future__ import annotations
 
+import itertools
 import math
 import weakref
 from typing import Any, Iterator
@@ -31,20 +32,33 @@ class GradMode:
 
 
 grad_mode = GradMode()
-# leaf tensors that require gradients (their current nodes are the targets of backward())
-_grad_leaves: weakref.WeakSet = weakref.WeakSet()
+# Leaf tensors that require gradients, by their leaf key. A leaf's node is always a marker of its own,
+# NOOP(value, ("leaf", n)): equal values are one hash-consed node (`xp.ones(3)` twice is one graph),
+# so the tensor's identity cannot be its value's node. The marker keeps its key while the value under
+# it changes (computed, realized, updated in place), so graphs recorded before a realization still
+# lead their gradients to the tensor.
+_grad_leaves: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_leaf_numbers = itertools.count(1)
 
 
-def grad_leaf_tensors() -> list[Tensor]:
-    return list(_grad_leaves)
+def grad_leaf_tensors() -> dict[tuple, Tensor]:
+    """Leaf key → the live leaf tensor that requires gradients."""
+    return dict(_grad_leaves)
 
 
-def grad_leaf_nodes() -> set[UOp]:
-    return {t._uop for t in _grad_leaves}
+def is_grad_leaf(u: UOp) -> bool:
+    """Whether u is the marker of a live leaf tensor that requires gradients."""
+    return u.op is Ops.NOOP and u.arg in _grad_leaves
+
+
+def leaf_marker(value: UOp, key: tuple) -> UOp:
+    """The node of the leaf `key` whose value is `value`."""
+    return value if value.op is Ops.NOOP and value.arg == key else UOp(Ops.NOOP, value.dtype, (value,), key)
 
 
 class Tensor:
     """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
+    # _leaf_grad: False, or the leaf key of a leaf tensor that requires gradients (see `leaf_marker`)
     __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_released", "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
 
@@ -87,10 +101,23 @@ class Tensor:
         if flag and not self._leaf_grad and self.requires_grad:
             raise RuntimeError("requires_grad_() is for leaf tensors; this tensor is computed from tensors "
                                "that require grad (use detach() first)")
-        self._leaf_grad = flag
-        (_grad_leaves.add if flag else _grad_leaves.discard)(self)
+        if flag and not self._leaf_grad:
+            key = ("leaf", next(_leaf_numbers))
+            value = self._uop
+            self._leaf_grad, self._uop = key, leaf_marker(value, key)
+            if value._view is not None:   # already computed: the marker reads the same buffer
+                self._uop._view = value._view
+            _grad_leaves[key] = self
+        elif not flag and self._leaf_grad:
+            _grad_leaves.pop(self._leaf_grad, None)
+            self._uop, self._leaf_grad = self._uop.src[0], False
         forget_requires_grad()
         return self
+
+    def rebind(self, value: UOp) -> None:
+        """Give this tensor the value `value` (a node of its shape and dtype): in-place updates,
+        assignment, an optimizer's step. A leaf that requires grad keeps its identity (its marker)."""
+        self._uop = leaf_marker(value, self._leaf_grad) if self._leaf_grad else value
 
     # ---- metadata, known without computing ---------------------------------------------------
     @property
@@ -267,7 +294,7 @@ def _assign(self: Tensor, value: Any) -> Tensor:
         raise ValueError(f"assign: a value of shape {v.shape} does not broadcast to {self.shape}")
     if self._leaf_grad and not grad_mode.disabled:
         raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
-    self.uop = expand_uop(cast_uop(v.uop, self.dtype), self.shape)
+    self.rebind(expand_uop(cast_uop(v.uop, self.dtype), self.shape))
     return self
 
 
@@ -290,7 +317,11 @@ def realize(*tensors: Tensor) -> None:
     for t in todo:
         # a tensor that gradients may still flow through keeps its computation (its value is found
         # through `realized`); any other drops it, freeing the graph
-        if t._leaf_grad or t._released or not t.requires_grad:
+        if t._leaf_grad:   # the leaf's marker, now over its buffer
+            view = views[t.uop]
+            t.uop = leaf_marker(view, t._leaf_grad)
+            t.uop._view = view
+        elif t._released or not t.requires_grad:
             t.uop = views[t.uop]
     del views   # the graphs are let go of before the kernels run: their buffers may be reused
     run(items, programs)

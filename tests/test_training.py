@@ -238,10 +238,10 @@ def test_a_repeated_training_step_hits_the_schedule_cache(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a repeated step was scheduled")
     monkeypatch.setattr(schedule, "_build_schedule", refuse)
-    programs, storage = len(executor._programs), schedule.view_buffer(w.uop).storage
+    programs, storage = len(executor._programs), w._buffer().storage
     losses = [step(x) for x in data[2:]]
     assert len(executor._programs) == programs and np.isfinite(losses).all()
-    assert schedule.view_buffer(w.uop).storage is storage   # the parameter is updated in place
+    assert w._buffer().storage is storage   # the parameter is updated in place
 
 
 def rss_mb() -> float:
