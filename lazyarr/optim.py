@@ -17,7 +17,7 @@ import numpy as np
 from lazyarr.autograd import pending_outputs
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, zeros_like
-from lazyarr.graph import const, expand_uop, shrink_uop
+from lazyarr.graph import const, expand_uop, reshape_uop, shrink_uop
 from lazyarr.tensor import Tensor, realize, wrap
 
 # The updates are written with graph nodes directly rather than with Tensor operators: every step
@@ -91,7 +91,7 @@ class Optimizer:
         found[0] = self.steps
         nodes = found[2].get(p.shape)
         if nodes is None:   # each value broadcast to p's shape
-            nodes = found[2][p.shape] = tuple(expand_uop(shrink_uop(found[1], [(i, i + 1)]), p.shape)
+            nodes = found[2][p.shape] = tuple(expand_uop(reshape_uop(shrink_uop(found[1], [(i, i + 1)]), ()), p.shape)
                                               for i in range(found[1].arg.size))
         return nodes
 

@@ -120,18 +120,29 @@ def test_functional_matches_pytorch_including_gradients():
 
 # ---- optimizers ----
 
-def run_ours(opt_cls, steps=5, **kw):
-    w = xp.asarray(np.array([[1.0, -2.0], [0.5, 3.0]]), requires_grad=True)
+START = np.array([[1.0, -2.0], [0.5, 3.0]])
+# parameters made every way a user makes them, 0-d ones included: (lazyarr's, its start value)
+PARAMETERS = {
+    "asarray": (lambda: xp.asarray(START, requires_grad=True), START),
+    "ones": (lambda: xp.ones((2, 2)).requires_grad_(), np.ones((2, 2))),
+    "full_0d": (lambda: xp.full((), 0.75).requires_grad_(), np.array(0.75)),
+    "asarray_scalar": (lambda: xp.asarray(-1.25, requires_grad=True), np.array(-1.25)),
+    "zeros_1": (lambda: xp.zeros(1).requires_grad_(), np.zeros(1)),
+}
+
+
+def run_ours(opt_cls, make=PARAMETERS["asarray"][0], steps=5, **kw):
+    w, c = make(), xp.ones(())   # c: a constant of the value of some parameters, not one of them
     opt = opt_cls([w], **kw)
     for _ in range(steps):
         opt.zero_grad()
-        xp.sum(xp.sin(w) * w + w * w).backward()
+        xp.sum(xp.sin(w) * w + w * w * c).backward()
         opt.step()
     return w.numpy()
 
 
-def run_torch(opt_cls, steps=5, **kw):
-    w = torch.tensor(np.array([[1.0, -2.0], [0.5, 3.0]]), requires_grad=True)
+def run_torch(opt_cls, start=START, steps=5, **kw):
+    w = torch.tensor(start, requires_grad=True)
     opt = opt_cls([w], **kw)
     for _ in range(steps):
         opt.zero_grad()
@@ -140,16 +151,29 @@ def run_torch(opt_cls, steps=5, **kw):
     return w.detach().numpy()
 
 
-@needs_torch
-@pytest.mark.parametrize("name,kw", [
+OPTIMIZERS = [
     ("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
     ("SGD", dict(lr=0.05, momentum=0.5, dampening=0.1, weight_decay=0.01)),
     ("Adam", dict(lr=0.1)), ("Adam", dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1)),
     ("AdamW", dict(lr=0.1, weight_decay=0.1)),
-])
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name,kw", OPTIMIZERS)
 def test_optimizers_match_pytorch(name, kw):
     np.testing.assert_allclose(run_ours(getattr(optim, name), **kw), run_torch(getattr(torch.optim, name), **kw),
                                rtol=1e-10, atol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("made", [k for k in PARAMETERS if k != "asarray"])
+@pytest.mark.parametrize("name,kw", OPTIMIZERS[::2] + [OPTIMIZERS[-1]])
+def test_optimizers_match_pytorch_on_parameters_made_every_way(made, name, kw):
+    make, start = PARAMETERS[made]
+    ours = run_ours(getattr(optim, name), make, **kw)
+    assert ours.shape == start.shape
+    np.testing.assert_allclose(ours, run_torch(getattr(torch.optim, name), start, **kw), rtol=1e-10, atol=1e-12)
 
 
 def test_sgd_step_by_hand():
