@@ -61,6 +61,8 @@ void *dlsym(void *handle, const char *symbol);
 char *dlerror(void);
 """)
 _libc = _ffi.dlopen(None)
+# bound once: cffi looks a function up (dlsym, which clears dlerror's message) at its first use
+_dlopen, _dlsym, _dlerror = _libc.dlopen, _libc.dlsym, _libc.dlerror
 RTLD_NOW = 2
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _CPUS = os.cpu_count() or 1
@@ -93,11 +95,12 @@ class CPUProgram:
 
     def __init__(self, name: str, source: str, path: str):
         self.name, self.source, self.path = name, source, path
-        self.handle = _libc.dlopen(path.encode(), RTLD_NOW)
+        self.handle = _dlopen(path.encode(), RTLD_NOW)
         if self.handle == _ffi.NULL:
-            raise CompileError(f"could not load the compiled kernel {name}: "
-                               f"{_ffi.string(_libc.dlerror()).decode()}", source)
-        sym = _libc.dlsym(self.handle, name.encode())
+            error = _dlerror()
+            message = _ffi.string(error).decode(errors="replace") if error != _ffi.NULL else "dlopen failed"
+            raise CompileError(f"could not load the compiled kernel {name}: {message}", source)
+        sym = _dlsym(self.handle, name.encode())
         if sym == _ffi.NULL:
             raise CompileError(f"the compiled kernel has no function {name}", source)
         self.fn = _ffi.cast("void(*)(const uintptr_t*)", sym)
