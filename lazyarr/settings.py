@@ -4,7 +4,11 @@ LAZYARR_DEBUG     0 quiet; 1 each kernel run with its time; 2 adds sources; 3 ad
                   after each compiler stage with the stage's time.
 LAZYARR_CACHE     0 turns the disk cache of compiled kernels off (default 1).
 LAZYARR_CACHE_DIR where the disk cache lives (default: $XDG_CACHE_HOME/lazyarr, or
-                  ~/.cache/lazyarr), created private to the user.
+                  ~/.cache/lazyarr), created private to the user; a folder that group or others
+                  can write to, or of another user, is not used (a warning, and a private one instead).
+LAZYARR_CACHE_LIMIT  the most bytes the disk cache keeps, PoCL's included (default 1G); a number of
+                  bytes or with a suffix K, M, G (powers of 1024): 500M. 0: no limit. The least
+                  recently used entries go first (lazyarr.runtime.cache).
 LAZYARR_DEVICE    the default device (default "cpu").
 LAZYARR_CC        the C compiler for the CPU device (default "gcc").
 LAZYARR_NATIVE    0: the graph's node table and walk in Python, not C (default 1; lazyarr.compiler.native).
@@ -37,6 +41,27 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, got {os.environ[name]!r}") from None
 
 
+def _env_bytes(name: str, default: int) -> int:
+    """A size in bytes: digits with an optional suffix K, M, G or T (powers of 1024, "500M", "1.5G")."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    number, unit = text.rstrip("bB").rstrip("iI"), 1
+    if number[-1:].upper() in _UNITS:
+        number, unit = number[:-1], _UNITS[number[-1].upper()]
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{name} must be a size in bytes, optionally with a suffix K, M, G or T (e.g. 500M), "
+                         f"got {text!r}")
+    return int(value * unit)
+
+
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
 def _default_cache_dir() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "lazyarr")
@@ -45,6 +70,7 @@ def _default_cache_dir() -> str:
 debug: int = _env_int("LAZYARR_DEBUG", 0)
 cache: bool = bool(_env_int("LAZYARR_CACHE", 1))
 cache_dir: str = os.environ.get("LAZYARR_CACHE_DIR") or _default_cache_dir()
+cache_limit: int = _env_bytes("LAZYARR_CACHE_LIMIT", 1 << 30)
 default_device: str = os.environ.get("LAZYARR_DEVICE", "cpu")
 cc: str = os.environ.get("LAZYARR_CC", "gcc")
 native: bool = bool(_env_int("LAZYARR_NATIVE", 1))
