@@ -3,7 +3,8 @@ in C. Every tensor operation builds nodes and every realization walks its graph,
 loops are most of the Python time of a training step; in C they cost a fraction of it.
 
 The module is compiled by the CPU device's C compiler (`LAZYARR_CC`) against this Python's
-headers on first import and kept in the disk cache (a few hundred ms, once). Without a compiler or
+headers on first import and kept in the disk cache (a few hundred ms, once; a cached object that
+is damaged, which the cache detects, or that will not import is built again). Without a compiler or
 the headers, or with LAZYARR_NATIVE=0, lazyarr warns (unless asked) and runs the Python versions
 (`uop._PyNode`, `schedule._walk`), which give the same results, more slowly.
 """
@@ -38,7 +39,7 @@ def load() -> ModuleType | None:
 
 
 def _build_and_import() -> ModuleType:
-    from lazyarr.runtime.cache import cache_key, cached_file
+    from lazyarr.runtime.cache import cache_key, load_cached
     cc = shutil.which(settings.cc)
     if cc is None:
         raise RuntimeError(f"no C compiler {settings.cc!r}")
@@ -56,10 +57,12 @@ def _build_and_import() -> ModuleType:
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"{settings.cc} failed on uop_native.c:\n{proc.stderr}")
-    path = cached_file("native", key, sysconfig.get_config_var("EXT_SUFFIX") or ".so", build)
-    name = "lazyarr.compiler.uop_native"
-    loader = importlib.machinery.ExtensionFileLoader(name, path)
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    def load(path: str) -> ModuleType:
+        name = "lazyarr.compiler.uop_native"
+        loader = importlib.machinery.ExtensionFileLoader(name, path)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        return module
+    # a cached object that does not import (dlopen's ImportError) is built again
+    return load_cached("native", key, sysconfig.get_config_var("EXT_SUFFIX") or ".so", build, load, (ImportError,))

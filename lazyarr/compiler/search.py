@@ -14,10 +14,7 @@ Kernels on other devices are left alone (OpenCL's work-group sizes follow rules 
 """
 from __future__ import annotations
 
-import os
-import shutil
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -148,9 +145,5 @@ def _install(item: Any, prog: Any, key: str, executor: Any) -> None:
     executor._programs[executor._program_key(item)] = prog
     if not settings.cache:
         return
-    from lazyarr.runtime.cache import _cache_dir
-    directory = _cache_dir("kernels")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".so", dir=directory)
-    os.close(fd)
-    shutil.copyfile(prog.path, tmp)
-    os.replace(tmp, os.path.join(directory, key + ".so"))
+    from lazyarr.runtime.cache import store_copy
+    store_copy("kernels", key, ".so", prog.path)   # written atomically, with its hash

@@ -2,8 +2,9 @@
 shared objects and called through cffi.
 
 Compiled objects live in the disk cache (`lazyarr.runtime.cache`) keyed by the source, the
-compiler's identity and the flags, so a second process does not compile again. A missing
-compiler and a failed compile raise `CompileError` carrying the source and the compiler's
+compiler's identity and the flags, so a second process does not compile again. A cached object
+that is damaged (the cache verifies it) or that dlopen refuses is removed and compiled again. A
+missing compiler and a failed compile raise `CompileError` carrying the source and the compiler's
 message.
 
 Kernels of a schedule compile in tiers (`plan_kernel`, then `KernelPlan.build`, which the
@@ -45,7 +46,7 @@ from lazyarr import settings
 from lazyarr.compiler.render_c import CRenderer, FastCRenderer
 from lazyarr.compiler.uop import is_generic
 from lazyarr.dtypes import DType
-from lazyarr.runtime.cache import cache_key, cached_file
+from lazyarr.runtime.cache import cache_key, discard, load_cached, lookup
 from lazyarr.runtime.device import Buffer, Device
 
 ALIGNMENT = 64
@@ -253,21 +254,9 @@ class CPUDevice(Device):
             if proc.returncode != 0:
                 raise CompileError(f"the C compiler failed on kernel {name}", source, proc.stderr)
 
-        if cache_dir is None or not settings.cache:
-            return CPUProgram(name, source, cached_file("kernels", key, ".so", build))
-        directory = os.path.join(cache_dir, "kernels")
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        path = os.path.join(directory, key + ".so")
-        if not os.path.exists(path):
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".so", dir=directory)
-            os.close(fd)
-            try:
-                build(tmp)
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        return CPUProgram(name, source, path)
+        # a cached object that dlopen refuses is compiled again (a fresh one's failure is raised)
+        return load_cached("kernels", key, ".so", build, lambda path: CPUProgram(name, source, path), (CompileError,),
+                           cache_dir)
 
     # ---- tiers (see the module docstring) -----------------------------------------------------
     def plan_kernel(self, item: Any) -> KernelPlan:
@@ -276,20 +265,19 @@ class CPUDevice(Device):
         ast, transcendentals = item.ast, settings.transcendentals
         name = kernel_name(ast)
         opt_key = kernel_key(ast, "opt", transcendentals)
-        path = _cached_path(opt_key)
-        if path is not None:
+        prog = _cached_program(name, opt_key)
+        if prog is not None:
             if settings.tiered and is_generic(ast):   # shape-generic: may still get code for its sizes
-                return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, CPUProgram(name, "", path),
-                                                        optimised=True))
-            return KernelPlan(lambda: CPUProgram(name, "", path))
+                return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, prog, optimised=True))
+            return KernelPlan(lambda: prog)
         if not (settings.tiered and fast_compiler_available(settings.fast_cc)
                 and kernel_work(ast) <= settings.fast_compile_work):
             source = item.source
             return KernelPlan(lambda: self.compile(name, source, opt_key))
         fast_key = kernel_key(ast, "fast", transcendentals)
-        path = _cached_path(fast_key)
-        if path is not None:
-            return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, CPUProgram(name, "", path)))
+        fast = _cached_program(name, fast_key)
+        if fast is not None:
+            return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, fast))
         source = generate(ast, self._fast_renderer, transcendentals=transcendentals, opts=[]).source
 
         def build() -> TieredProgram:
@@ -304,10 +292,10 @@ class CPUDevice(Device):
         """Render the optimised kernel now and compile it on the background thread."""
         from lazyarr.compiler.codegen import generate
         key = kernel_key(ast, "opt", transcendentals)
-        path = _cached_path(key)
-        if path is not None:   # in the disk cache: no codegen
+        prog = _cached_program(name, key)
+        if prog is not None:   # in the disk cache: no codegen
             done: Future = Future()
-            done.set_result(CPUProgram(name, "", path))
+            done.set_result(prog)
             return done
         source = generate(ast, self.renderer, name, transcendentals=transcendentals).source
         return _background.submit(self.compile, name, source, key, "opt", settings.cache_dir if settings.cache else None)
@@ -480,8 +468,15 @@ class KernelPlan:
         self.build = build
 
 
-def _cached_path(key: str) -> str | None:
-    if not settings.cache:
+def _cached_program(name: str, key: str) -> CPUProgram | None:
+    """The kernel loaded from disk cache entry `key` (graph-keyed: it has no source here), or None
+    when there is no sound entry. Loaded on the caller's thread: an entry that dlopen refuses is
+    removed and the caller compiles the kernel, which needs codegen on the thread owning the graph."""
+    path = lookup("kernels", key, ".so")   # verified once per process, creates no entry
+    if path is None:
         return None
-    path = os.path.join(settings.cache_dir, "kernels", key + ".so")   # a lookup creates no directories
-    return path if os.path.exists(path) else None
+    try:
+        return CPUProgram(name, "", path)
+    except CompileError as e:
+        discard(path, f"could not be loaded ({str(e).splitlines()[0]})")
+        return None

@@ -3,8 +3,10 @@ platform's compiler (PoCL on a CPU, a GPU vendor's driver), launched on an in-or
 
 Device names are "opencl:N" for the N-th device over all platforms ("opencl" is "opencl:0").
 Built program binaries are cached on disk keyed by source, device, driver version and build
-options (a cold PoCL build costs about half a second). Reading a buffer on the host copies it
-(`to_numpy`); `synchronize` waits for the queue. float64 is available only where the device
+options (a cold PoCL build costs about half a second); a binary that the driver refuses is built
+again from source. PoCL's own cache goes inside lazyarr's (POCL_CACHE_DIR, unless set), where
+the cache's size limit counts it. Reading a buffer on the host copies it (`to_numpy`);
+`synchronize` waits for the queue. float64 is available only where the device
 reports double precision; elsewhere allocating it raises TypeError naming the device.
 
 Raises CompileError (with the source and the build log) when a kernel fails to build, and
@@ -21,7 +23,7 @@ import numpy as np
 
 from lazyarr import dtypes, settings
 from lazyarr.dtypes import DType
-from lazyarr.runtime.cache import cache_key, cached_file
+from lazyarr.runtime.cache import cache_key, load_cached, pocl_cache_dir
 from lazyarr.runtime.cpu import CompileError
 from lazyarr.runtime.device import Buffer, Device
 
@@ -33,15 +35,23 @@ INSTALL_HINT = ("no OpenCL platform is available: install one, e.g. PoCL for the
 def opencl_devices() -> tuple[Any, ...]:
     """Every OpenCL device of every platform, in a stable order (empty without pyopencl)."""
     try:
-        import pyopencl as cl
+        cl = _import_pyopencl()
     except ImportError:
         return ()
-    os.environ.setdefault("POCL_CACHE_DIR", os.path.join(settings.cache_dir, "pocl"))
     try:
         platforms = cl.get_platforms()
     except cl.Error:
         return ()
     return tuple(d for p in platforms for d in p.get_devices())
+
+
+def _import_pyopencl() -> Any:
+    """pyopencl, with PoCL's kernel cache pointed into lazyarr's first (PoCL reads POCL_CACHE_DIR
+    when its platform starts), so that the cache's size limit covers it."""
+    if settings.cache and "POCL_CACHE_DIR" not in os.environ:
+        os.environ["POCL_CACHE_DIR"] = pocl_cache_dir()
+    import pyopencl
+    return pyopencl
 
 
 class OpenCLProgram:
@@ -85,7 +95,7 @@ class OpenCLProgram:
 
 class OpenCLDevice(Device):
     def __init__(self, index: int):
-        import pyopencl as cl
+        cl = _import_pyopencl()
         devices = opencl_devices()
         if not devices:
             raise RuntimeError(INSTALL_HINT)
@@ -151,8 +161,8 @@ class OpenCLDevice(Device):
             with open(path, "wb") as f:
                 f.write(program.get_info(cl.program_info.BINARIES)[0])
 
-        path = cached_file("opencl", key, ".bin", build)
-        with open(path, "rb") as f:
-            binary = f.read()
-        program = cl.Program(self.context, [self.cl_device], [binary]).build(options=self.build_options)
+        def load(binary: bytes) -> Any:
+            return cl.Program(self.context, [self.cl_device], [binary]).build(options=self.build_options)
+        # a cached binary the driver refuses is built again from source (a fresh one's error is raised)
+        program = load_cached("opencl", key, ".bin", build, load, (cl.Error,), as_bytes=True)
         return OpenCLProgram(self, name, source, program)
