@@ -343,6 +343,12 @@ def shape_of(u: UOp) -> tuple[int, ...]:
     d = OP_DEFS.get(u.op)
     if d is None:
         raise TypeError(f"{u.op.name} nodes have no shape")
+    if any(s._shape is None for s in u.src):
+        # sources of unknown shape get theirs first, sources first: a deep graph built without shapes
+        # (a gradient's) would otherwise recurse once per level
+        for n in u.toposort(lambda x: x._shape is not None)[:-1]:
+            if n._shape is None and n.op in OP_DEFS:
+                n._shape = OP_DEFS[n.op].shape(n)
     return d.shape(u)
 
 

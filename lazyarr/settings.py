@@ -23,6 +23,8 @@ LAZYARR_TIERED    0: every kernel compiled optimised at once; 1 (default): small
                   more than LAZYARR_HOT_WORK operations (default 2^17); kernels of more than
                   LAZYARR_FAST_COMPILE_WORK operations (default 2^24) compile optimised at once.
                   A run spends at most LAZYARR_OPTIMISE_BUDGET_MS (default 20) rendering hot kernels.
+LAZYARR_STAGE_NODES  a graph of more nodes than this (default 512) not yet realized is realized in
+                  stages, each cut at values that repeat in a loop (lazyarr.compiler.stages); 0: never.
 LAZYARR_OPTS      0 turns kernel optimisation (register tiles, vectors, cache blocks) off (default 1).
 LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the polynomial
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
@@ -87,6 +89,8 @@ opts: bool = bool(_env_int("LAZYARR_OPTS", 1))
 # shape-generic kernels: a kernel whose values all have at most this many elements takes its sizes as
 # arguments, so that other sizes reuse its compiled code (lazyarr.compiler.rangeify); 0: never
 generic_sizes: int = _env_int("LAZYARR_GENERIC_SIZES", 1 << 14)
+# a graph of more nodes than this (not yet realized) is realized in stages (lazyarr.compiler.stages); 0: never
+stage_nodes: int = _env_int("LAZYARR_STAGE_NODES", 512)
 # tiered compilation (lazyarr.runtime.cpu)
 tiered: bool = bool(_env_int("LAZYARR_TIERED", 1))
 fast_cc: str = os.environ.get("LAZYARR_FAST_CC", "tcc")

@@ -30,6 +30,7 @@ from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import bind_sizes, rangeify_kernel
+from lazyarr.compiler.stages import graph_nodes, stage_anchors
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, node_exists
 from lazyarr.dtypes import DType
@@ -133,8 +134,56 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
     points |= {s for u in order if u.op is Ops.COPY for s in u.src if not is_buffer_view(s)}
     points |= {s for u in order if u.op is Ops.CALL for i, s in enumerate(u.src)
                if not is_buffer_view(s) and (i in u.arg.writes or call_run(s) is None)}
+    points |= recomputed_reductions(order, points)
     points |= expensive_shared_values(order, points)
     return [u for u in order if u in points]
+
+
+# How many index contexts a value computing a reduction may be evaluated in by its kernel before it
+# gets a buffer: a softmax's exp(x - max) is read by the row's sum and by the output (two), and stays
+# fused; a loop body that reads its previous value twice, once through a reduction (`w - A.T @ (A @ w
+# - b)`), doubles the contexts every iteration.
+RECOMPUTE_CONTEXTS = 2
+_SAME_INDEX = GroupOp.Elementwise | {Ops.DETACH, Ops.NOOP}
+
+
+def recomputed_reductions(order: list[UOp], points: set[UOp]) -> set[UOp]:
+    """Values that compute a reduction and that the kernels reading them would evaluate at more than
+    RECOMPUTE_CONTEXTS different indexings (reached through different movement ops or reductions):
+    fused, each indexing computes the value and its reduction again, and in a loop never realized
+    the count doubles with every iteration. Users first: a value's contexts are those of its
+    users, one more for each user that indexes it differently; a realize point starts a context of
+    its own."""
+    reduces: dict[UOp, bool] = {}   # whether the node's kernel computes a reduction for it
+    for u in order:
+        reduces[u] = not is_buffer_view(u) and (u.op is Ops.REDUCE_AXIS or any(
+            reduces.get(s, False) and s not in points for s in u.src))
+    users: dict[UOp, list[UOp]] = {}
+    for u in order:
+        if not is_buffer_view(u):   # (a buffer view's sources are not in `order` before it)
+            for s in set(u.src):
+                users.setdefault(s, []).append(u)
+    limit = RECOMPUTE_CONTEXTS + 1   # (enough to know there are more)
+    seen: dict[UOp, frozenset] = {}    # the contexts in which each node's sources see it
+    found: set[UOp] = set()
+    for u in reversed(order):
+        contexts: set = set()
+        for v in users.get(u, ()):
+            if v in points or v in found:
+                contexts.add(id(v))
+            elif v.op in _SAME_INDEX:
+                contexts.update(seen[v])
+            else:
+                contexts.update(hash((id(v), c)) for c in seen[v])
+            if len(contexts) >= limit:
+                break
+        if not contexts:   # a root
+            contexts = {id(u)}
+        if len(contexts) > RECOMPUTE_CONTEXTS and reduces[u] and u not in points and u.op not in GroupOp.Movement:
+            found.add(u)
+            contexts = {id(u)}
+        seen[u] = frozenset(list(contexts)[:limit])
+    return found
 
 
 # Recomputing a value in each kernel that reads it costs its operations once per kernel; storing it
@@ -515,7 +564,9 @@ def _replace_points(u: UOp, views: dict[UOp, UOp], done: dict[UOp, UOp]) -> UOp:
 def _graph_device(u: UOp) -> Device | None:
     if u.op is Ops.CALL_RESULT:   # a call runs on the device it was made for
         return u.src[0].arg.device
-    for n in u.toposort(lambda x: x.op is Ops.COPY):
+    for n in u.toposort(lambda x: x.op is Ops.COPY or x._view is not None):
+        if n._view is not None and n._view is not n:   # a computed value: its buffer's device
+            return view_buffer(n._view).device
         if n.op is Ops.BUFFER:
             return n.arg.device
         if n.op is Ops.COPY:
@@ -626,11 +677,18 @@ def buffer_readable(b: Buffer) -> bool:
     return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
 
 
-def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any]]:
+def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
+                     ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any]]:
     """The views the outputs will have, the kernels that fill them and their compiled programs;
-    `realized` learns the views now (it holds nodes weakly). Run the kernels with `run` once the
+    `realized` learns the views now (it holds nodes weakly). A graph too large to schedule at once
+    has its stages (lazyarr.compiler.stages) computed first, unless `stages` is false. Run the kernels with `run` once the
     caller has let go of the graphs it no longer needs, so that their buffers' storage can be reused."""
     from lazyarr.runtime.executor import compile_all
+    if stages and _needs_stages([u for u, _ in outputs]):
+        for anchor in stage_anchors([u for u, _ in outputs]):
+            if anchor._view is None:
+                _, items, programs = schedule_realize([(anchor, _graph_device(anchor) or outputs[0][1])], stages=False)
+                run(items, programs)
     sched = create_schedule(outputs)
     programs = compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
     for found in (sched.buffers, sched.views):
@@ -638,6 +696,18 @@ def schedule_realize(outputs: list[tuple[UOp, Device]]) -> tuple[dict[UOp, UOp],
             if p is not v:
                 p._view = v   # realized[p] = v
     return sched.views, sched.items, programs
+
+
+def _needs_stages(roots: list[UOp]) -> bool:
+    """Whether the graph under `roots` is too large to schedule at once (see lazyarr.compiler.stages):
+    its schedule is not cached and it has more than `settings.stage_nodes` nodes not yet realized."""
+    limit = settings.stage_nodes
+    if not limit:
+        return False
+    sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
+    if len(sink.toposort()) <= limit:   # (a bound: realized nodes' graphs are counted too)
+        return False
+    return len(graph_nodes(roots)) > limit
 
 
 def run(items: list[ScheduleItem], programs: list[Any] | None = None) -> None:

@@ -1,0 +1,58 @@
+"""Stages: a graph too large to schedule at once is realized a piece at a time.
+
+A loop that is never realized inside (`for _ in range(200): w = w - lr * A.T @ (A @ w - b)`) records
+one graph of every iteration. Scheduled whole, its cost grows faster than its size (fusion and
+rangeify look at every kernel's whole graph), and a kernel of many iterations recomputes shared
+values. So a graph of more than `settings.stage_nodes` nodes (not counting what is realized
+already) is cut at anchors, values that are realized first, in dependency order, each reading the
+buffers of the anchors before it; then the graph itself is realized, reading theirs.
+
+Anchors are chosen by content, so that the same node of every iteration of a loop is one: a value
+whose structure down to `FINGERPRINT_DEPTH` levels (ops, dtypes, arguments and shapes, not which
+buffers it reads) hashes to 0 modulo `ANCHOR_EVERY`. Each iteration's piece of the graph then has
+the same structure, and the schedule cache serves every piece after the first. Where no anchor
+comes for `MAX_LEVELS` levels of computation along a path, the value there is one anyway. Only
+values that can be stored as they are become anchors: not movement ops or markers (their sources
+are), not values broadcast beyond the inputs they are computed from (a matmul's product before its
+sum), not calls or values of no elements.
+"""
+from __future__ import annotations
+
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key
+
+FINGERPRINT_DEPTH = 3
+ANCHOR_EVERY = 8
+MAX_LEVELS = 24
+
+_NOT_VALUES = GroupOp.Movement | {Ops.NOOP, Ops.DETACH, Ops.CALL, Ops.CONTIGUOUS, Ops.COPY}
+
+
+def graph_nodes(roots: list[UOp]) -> list[UOp]:
+    """The nodes of the graph under `roots` not yet realized, sources first (a realized node is a leaf)."""
+    return UOp(Ops.SINK, roots[0].dtype, tuple(roots)).toposort(lambda u: u._view is not None)[:-1]
+
+
+def stage_anchors(roots: list[UOp]) -> list[UOp]:
+    """The values to realize before `roots`, in dependency order."""
+    order = graph_nodes(roots)
+    finger: dict[UOp, list[int]] = {}   # node → its structure's hash down to 0, 1, ... levels
+    levels: dict[UOp, int] = {}         # levels of computation since the last anchor
+    natural: dict[UOp, int] = {}        # the most elements of the unbroadcast values it reads
+    anchors: list[UOp] = []
+    depths = range(FINGERPRINT_DEPTH)
+    for u in order:
+        own = hash((u.op, id(u.dtype), u.shape, None if u.op is Ops.BUFFER else _arg_key(u.arg)))
+        if u._view is not None or not u.src:   # a leaf
+            finger[u], levels[u], natural[u] = [own] * (FINGERPRINT_DEPTH + 1), 0, u.size
+            continue
+        below = [finger[s] for s in u.src]
+        finger[u] = [own] + [hash((own, *[f[k] for f in below])) for k in depths]
+        natural[u] = u.size if u.op in (Ops.REDUCE_AXIS, Ops.CALL_RESULT) else \
+            max(natural[s] for s in u.src) if u.op is not Ops.SHRINK else min(u.size, natural[u.src[0]])
+        step = u.op not in _NOT_VALUES
+        levels[u] = max(levels[s] for s in u.src) + step
+        storable = step and u.dtype.itemsize and 0 < u.size <= natural[u] and u not in roots
+        if storable and (finger[u][-1] % ANCHOR_EVERY == 0 or levels[u] >= MAX_LEVELS):
+            anchors.append(u)
+            levels[u] = 0
+    return anchors

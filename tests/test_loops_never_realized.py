@@ -1,0 +1,78 @@
+"""Loops never realized inside: NumPy's answers, work linear in the number of iterations, and no
+internal limit (rewrite fixpoints, recursion) reached by a graph that grows without bound."""
+import numpy as np
+import pytest
+
+import lazyarr as xp
+from bench.iterative import WORKLOADS, data_for
+from lazyarr import settings
+from lazyarr.compiler import schedule
+from tests.helpers import assert_close
+
+
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_a_loop_of_200_iterations_gives_numpys_answer(name):
+    fn, data = WORKLOADS[name], data_for(name)
+    assert_close(fn(xp, data, 200), fn(np, data, 200), rtol=1e-9, atol=1e-12)
+
+
+def scheduling_work(monkeypatch, fn, data, n):
+    """The nodes of every graph scheduled from scratch (schedule cache misses) to compute fn's loop
+    of n iterations."""
+    work = []
+    build = schedule._build_schedule
+
+    def counting(roots, outputs):
+        work.append(len(schedule.UOp(schedule.Ops.SINK, roots[0].dtype, tuple(roots)).toposort()))
+        return build(roots, outputs)
+    monkeypatch.setattr(schedule, "_build_schedule", counting)
+    fn(xp, data, n).realize()
+    monkeypatch.setattr(schedule, "_build_schedule", build)
+    return sum(work)
+
+
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_doubling_the_iterations_at_most_doubles_the_scheduling_work(monkeypatch, name):
+    fn, data = WORKLOADS[name], data_for(name)
+    fn(xp, data, 100).realize()   # what repeats is cached from here on
+    once, twice = scheduling_work(monkeypatch, fn, data, 100), scheduling_work(monkeypatch, fn, data, 200)
+    assert twice <= 2 * once + 200, (once, twice)
+
+
+def test_a_value_read_twice_through_a_reduction_is_computed_once_per_iteration():
+    # w is read by the next w and by A @ w: fused, each iteration would double the work below it
+    fn, data = WORKLOADS["least_squares"], data_for("least_squares")
+    w = fn(xp, data, 12)
+    items = w.schedule()
+    assert len(items) <= 3 * 12
+    assert sum(it.source.count("for (") for it in items) <= 12 * 12
+
+
+def test_a_chain_far_past_the_stage_bound_realizes():
+    x = xp.asarray(np.arange(8, dtype=np.float64))
+    expected = np.arange(8, dtype=np.float64)
+    for i in range(6000):
+        x = x * 1.0001 + (0.5 if i % 2 else -0.25)
+        expected = expected * 1.0001 + (0.5 if i % 2 else -0.25)
+    assert_close(x, expected, rtol=1e-12)
+
+
+def test_stages_do_not_change_gradients():
+    start = np.array([0.5, -0.25])
+    y, dy = start.copy(), np.ones(2)   # forward mode in NumPy: y and dy/dw
+    for _ in range(300):
+        y = np.tanh(y * 1.01 + 0.01)
+        dy = dy * 1.01 * (1 - y * y)
+    expected = 2 * y * dy
+    old = settings.stage_nodes
+    for limit in (old, 0):   # staged (the graph is past the bound) and scheduled whole
+        settings.stage_nodes = limit
+        try:
+            w = xp.asarray(start, requires_grad=True)
+            y = w
+            for _ in range(300):
+                y = xp.tanh(y * 1.01 + 0.01)
+            xp.sum(y * y).backward()
+            assert_close(w.grad, expected, rtol=1e-10)
+        finally:
+            settings.stage_nodes = old
