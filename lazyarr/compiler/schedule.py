@@ -30,7 +30,7 @@ from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import bind_sizes, rangeify_kernel
-from lazyarr.compiler.stages import graph_nodes, stage_anchors
+from lazyarr.compiler.stages import stage_anchors
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, node_exists
 from lazyarr.dtypes import DType
@@ -371,12 +371,13 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
     return CachedSchedule(tuple(new), kernels, outs, points)
 
 
-def create_schedule(outputs: list[tuple[UOp, Device]]) -> Schedule:
+def create_schedule(outputs: list[tuple[UOp, Device]], walked: tuple | None = None) -> Schedule:
     """The kernels that compute `outputs` (nodes with their devices), in dependency order. A graph
     of the same structure as an earlier one, on other buffers, reuses its kernels (the schedule
-    cache) and skips fusion and rangeify."""
+    cache) and skips fusion and rangeify. `walked`: structure_key's answer for `outputs`, if the
+    caller has it."""
     roots = [u for u, _ in outputs]
-    key, inputs, order, resolved = structure_key(roots, [d for _, d in outputs])
+    key, inputs, order, resolved = walked or structure_key(roots, [d for _, d in outputs])
     entry = _schedule_cache.get(key)
     if entry is not None:
         return _instantiate(entry, inputs, order, outputs)
@@ -684,30 +685,21 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     has its stages (lazyarr.compiler.stages) computed first, unless `stages` is false. Run the kernels with `run` once the
     caller has let go of the graphs it no longer needs, so that their buffers' storage can be reused."""
     from lazyarr.runtime.executor import compile_all
-    if stages and _needs_stages([u for u, _ in outputs]):
+    walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
+    # a graph too large to schedule at once, and not in the schedule cache: its stages first
+    if stages and settings.stage_nodes and len(walked[2]) > settings.stage_nodes and walked[0] not in _schedule_cache:
         for anchor in stage_anchors([u for u, _ in outputs]):
             if anchor._view is None:
                 _, items, programs = schedule_realize([(anchor, _graph_device(anchor) or outputs[0][1])], stages=False)
                 run(items, programs)
-    sched = create_schedule(outputs)
+        walked = None   # the graph now reads the stages' buffers
+    sched = create_schedule(outputs, walked)
     programs = compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
     for found in (sched.buffers, sched.views):
         for p, v in found.items():
             if p is not v:
                 p._view = v   # realized[p] = v
     return sched.views, sched.items, programs
-
-
-def _needs_stages(roots: list[UOp]) -> bool:
-    """Whether the graph under `roots` is too large to schedule at once (see lazyarr.compiler.stages):
-    its schedule is not cached and it has more than `settings.stage_nodes` nodes not yet realized."""
-    limit = settings.stage_nodes
-    if not limit:
-        return False
-    sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
-    if len(sink.toposort()) <= limit:   # (a bound: realized nodes' graphs are counted too)
-        return False
-    return len(graph_nodes(roots)) > limit
 
 
 def run(items: list[ScheduleItem], programs: list[Any] | None = None) -> None:
