@@ -1,0 +1,110 @@
+"""Random programs on lazyarr against NumPy (differential testing).
+
+Each test runs one program drawn by tests/random_programs.py from its seed: inputs made every way a
+user makes them (asarray of NumPy arrays, lists and scalars; ones/zeros/full/arange/linspace/eye;
+*_like; lazyarr.random; slices, transposes and broadcasts of other arrays; 0-d; realized or lazy),
+element-wise operations with broadcasting and Python scalars, comparisons and where, reductions,
+matmul, reshapes, transposes, basic indexing with negative steps, concat/stack, casts, realize() in
+the middle, and loops that apply a body up to 50 times without realizing inside. The outputs must
+equal NumPy's: values (float64 to ~1e-9, float32 within a few times NumPy's own float32 error),
+dtypes and shapes; an error NumPy raises (an integer to a negative power) lazyarr raises too; every
+input equals what NumPy makes. Each program then runs again on other data (other array values,
+seeds, fill values and constants): the same structure, which the cached schedules and kernels must
+tell apart. A failure prints the program as a lazyarr script.
+
+The number of programs scales with LAZYARR_TEST_EXAMPLES (25 by default; the OpenCL pass runs 5);
+`python scripts/differential.py --programs N` runs many more.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import lazyarr as xp
+from tests import random_programs as rp
+
+SCALE = int(os.environ.get("LAZYARR_TEST_EXAMPLES", "25")) / 25
+
+
+def seeds(n):
+    return [pytest.param(s, id=f"seed{s}") for s in range(max(2, round(n * SCALE)))]
+
+
+# a correct implementation runs any of these programs in well under a second; a graph that grows
+# exponentially with the loop's length (one node reached along many paths) fails instead of hanging
+TIMEOUT = 60
+
+
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize("seed", seeds(60))
+def test_float64_programs_match_numpy(seed):
+    r = rp.check_forward(seed, "float", "float64")
+    assert r.ok, r.report()
+
+
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize("seed", seeds(40))
+def test_float32_programs_match_numpy(seed):
+    r = rp.check_forward(seed, "float", "float32")
+    assert r.ok, r.report()
+
+
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize("seed", seeds(48))
+def test_integer_programs_wrap_and_divide_like_numpy(seed):
+    """Wrapping +, -, *, **, shifts and bitwise operations, floor_divide and remainder with negative
+    operands (never by 0 or -1), integer reductions (sum/prod of small ints in int64/uint64), casts
+    between integer dtypes; eight dtypes in turn."""
+    r = rp.check_forward(seed, "int", rp.INTS[seed % len(rp.INTS)])
+    assert r.ok, r.report()
+
+
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize("seed", seeds(30))
+def test_unrealized_loops_match_numpy(seed):
+    """A loop body applied k times (k up to 50) to a state, never realized inside: a recurrence
+    s = a*s + b*tanh(f(s, params)) or a normalisation, f with matmuls, reductions, rolls by slices
+    and concat; float64, float32 and integer programs in turn."""
+    kind, dtype = [("float", "float64"), ("float", "float32"), ("int", "int32"), ("int", "uint8")][seed % 4]
+    r = rp.check_forward(seed, kind, dtype, loop=True)
+    assert r.ok, r.report()
+
+
+@pytest.mark.timeout(TIMEOUT)
+@pytest.mark.parametrize("seed", seeds(8))
+def test_large_programs_match_numpy(seed):
+    """Values of over 16384 elements (LAZYARR_GENERIC_SIZES): kernels with their sizes in the code,
+    optimised (tiles, vectors, threads), and split reductions; float64 and integer programs."""
+    kind, dtype = [("float", "float64"), ("int", "int32"), ("float", "float32"), ("int", "uint8")][seed % 4]
+    r = rp.check_forward(seed, kind, dtype, large=True)
+    assert r.ok, r.report()
+
+
+# ---- failure classes the random programs found, as small cases ----
+
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_prod_over_a_broadcast_axis_multiplies_every_repeat(dtype):
+    a = np.array([3], dtype=dtype)
+    x = xp.broadcast_to(xp.asarray(a), (2, 2))
+    want = np.broadcast_to(a, (2, 2))
+    np.testing.assert_array_equal(np.asarray(xp.prod(x)), np.prod(want))
+    np.testing.assert_array_equal(np.asarray(xp.prod(x, axis=0)), np.prod(want, axis=0))
+    np.testing.assert_array_equal(np.asarray(xp.prod(xp.full((3,), 2, dtype=getattr(xp, dtype)))), 8)
+
+
+def test_integer_to_a_negative_power_raises_like_numpy():
+    with pytest.raises(ValueError):
+        np.arange(1, 3) ** -1
+    with pytest.raises(ValueError):
+        np.asarray(xp.arange(1, 3) ** -1)
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_a_loop_reading_its_state_twice_stays_linear():
+    """s = tanh(concat(s[-1:], s[:-1])) reads s through two slices: 40 steps are 40 small nodes."""
+    s = xp.full((2, 1, 3), -1.5, dtype=xp.float32)
+    ref = np.full((2, 1, 3), -1.5, dtype=np.float32)
+    for _ in range(40):
+        s = xp.tanh(xp.concat([s[-1:], s[:-1]], axis=0))
+        ref = np.tanh(np.concatenate([ref[-1:], ref[:-1]], axis=0))
+    np.testing.assert_allclose(np.asarray(s), ref, rtol=1e-5)
