@@ -116,9 +116,10 @@ class CRenderer:
         dtypes.float64: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH})}
     pre_matcher: PatternMatcher | None = c_pre_matcher   # stage 17 (lazyarr.compiler.pre_matcher)
     # kernel optimisation (lazyarr.compiler.opts): the ops rendered lane by lane on gcc vectors
-    # (float vectors; MAX/MIN keep NaN semantics), and the SIMD width used: 32 bytes, since gcc
-    # tunes this Zen 4 as znver3 (256-bit preferred) and AVX-512 was no faster here
-    vector_ops = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.NEG, Ops.MAX, Ops.MIN})
+    # (float vectors; MAX/MIN keep NaN semantics; CAST between float types, a product widened to
+    # float64 by prepare), and the SIMD width used: 32 bytes, since gcc tunes this Zen 4 as znver3
+    # (256-bit preferred) and AVX-512 was no faster here
+    vector_ops = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.NEG, Ops.MAX, Ops.MIN, Ops.CAST})
     vector_bytes = 32
     # small kernels take their sizes as arguments (lazyarr.compiler.rangeify): DEFINE_VAR nk is the
     # k-th word after the buffers' addresses
@@ -267,7 +268,8 @@ class CRenderer:
 
     def vector(self, u: UOp, a: list[str]) -> str:
         """gcc vector extensions: VECTORIZE is a compound literal, GEP of one lane a subscript, and
-        the arithmetic operators act lane by lane. Other ops on vectors are not rendered yet."""
+        the arithmetic operators act lane by lane, a CAST to a float vector converts lane by lane
+        (`__builtin_convertvector`). Other ops on vectors are not rendered yet."""
         for x in (u, *u.src):
             if isinstance(x.dtype, dtypes.VecDType):
                 self.helper(c_type(x.dtype), vector_typedef(x.dtype))
@@ -279,6 +281,8 @@ class CRenderer:
             return f"({a[0]} {INFIX[u.op]} {a[1]})"
         if u.op is Ops.NEG:
             return f"(-{a[0]})"
+        if u.op is Ops.CAST and u.dtype.is_float and u.dtype.count == u.src[0].dtype.count:
+            return f"__builtin_convertvector({a[0]}, {c_type(u.dtype)})"
         if u.op in (Ops.MAX, Ops.MIN) and u.dtype.is_float:
             return self.vector_minmax(u.dtype, a[0], a[1], u.op is Ops.MAX)
         raise NotImplementedError(f"the C renderer has no {u.op.name} for {u.dtype}")
