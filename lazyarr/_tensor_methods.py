@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazyarr import (conversion, data_types, elementwise as ew, indexing, linalg, manipulation as mp, searching,
-                     statistics as st)
+from lazyarr import (conversion, data_types, dtypes, elementwise as ew, indexing, linalg, manipulation as mp,
+                     searching, statistics as st)
 from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.graph import const
 from lazyarr.runtime.device import get_device
 from lazyarr.tensor import Tensor, wrap
 
@@ -54,6 +55,38 @@ for _name, _fn in {"lt": ew.less, "le": ew.less_equal, "gt": ew.greater, "ge": e
     setattr(Tensor, f"__{_name}__", _binary_operator(_fn))
 
 Tensor.__neg__ = lambda self: ew.negative(self)
+
+def _equality_operator(fn, value: bool):
+    """== and != as NumPy's: against None or a string (which no element equals) the answer is
+    elementwise, False everywhere for == and True for !=, of the array's shape, dtype bool."""
+    compare = _binary_operator(fn)
+
+    def op(self: Tensor, other: Any) -> Tensor:
+        if other is None or isinstance(other, (str, bytes)):
+            return wrap(const(value, dtypes.bool_, self.shape), self.device)
+        return compare(self, other)
+    return op
+
+
+Tensor.__eq__ = _equality_operator(ew.equal, False)
+Tensor.__ne__ = _equality_operator(ew.not_equal, True)
+
+_bitcast_view = Tensor.view
+
+
+def _view(self: Tensor, dtype: Any = None) -> Tensor:
+    """NumPy's view: the same bytes read as `dtype`. A complex array read as another complex
+    dtype goes through its parts' real dtype (the compiler's complex lowering reinterprets
+    complex bytes as real ones, not as another complex type)."""
+    if dtype is not None and self.dtype.is_complex:
+        d = dtypes.as_dtype(dtype)
+        if d.is_complex and d is not self.dtype and self.ndim and (self.shape[-1] * self.itemsize) % d.itemsize == 0:
+            return _bitcast_view(_bitcast_view(self, dtypes.component(self.dtype)), d)
+    return _bitcast_view(self, dtype)
+
+
+Tensor.view = _view
+
 Tensor.__pos__ = lambda self: ew.positive(self)
 Tensor.__abs__ = lambda self: ew.abs(self)
 Tensor.__invert__ = lambda self: ew.bitwise_invert(self)
