@@ -54,7 +54,6 @@ for _name, _fn in {"lt": ew.less, "le": ew.less_equal, "gt": ew.greater, "ge": e
                    "eq": ew.equal, "ne": ew.not_equal}.items():
     setattr(Tensor, f"__{_name}__", _binary_operator(_fn))
 
-Tensor.__neg__ = lambda self: ew.negative(self)
 
 def _equality_operator(fn, value: bool):
     """== and != as NumPy's: against None or a string (which no element equals) the answer is
@@ -87,6 +86,7 @@ def _view(self: Tensor, dtype: Any = None) -> Tensor:
 
 Tensor.view = _view
 
+Tensor.__neg__ = lambda self: ew.negative(self)
 Tensor.__pos__ = lambda self: ew.positive(self)
 Tensor.__abs__ = lambda self: ew.abs(self)
 Tensor.__invert__ = lambda self: ew.bitwise_invert(self)

@@ -142,7 +142,6 @@ def fmod(x1: Any, x2: Any, /) -> Tensor:
 
 
 def pow(x1: Any, x2: Any, /) -> Tensor:
-    def build(a: UOp, b: UOp) -> UOp:
     """x1 to the power x2. An integer power with a negative exponent raises NumPy's ValueError
     ("Integers to negative integer powers are not allowed.") where the exponent's values are known
     without computing anything: a Python int or NumPy scalar, a constant array (`full`, ...) and a
@@ -150,15 +149,15 @@ def pow(x1: Any, x2: Any, /) -> Tensor:
     that is still a lazy graph, or a slice of a realized array) is not checked, since checking it
     would realize it: where it holds a negative value, that element of the result is the integer
     reciprocal power (1 for a base of 1, ±1 for -1, 0 otherwise), as `reciprocal` gives."""
+    def build(a: UOp, b: UOp) -> UOp:
         if a.dtype.is_bool:
             a, b = cast_uop(a, dtypes.int8), cast_uop(b, dtypes.int8)
-        return alu(Ops.POW, a, b)
         if a.dtype.kind == "i" and _has_known_negative(b):
             raise ValueError("Integers to negative integer powers are not allowed.")
+        return alu(Ops.POW, a, b)
     return _binary("pow", x1, x2, build, "numeric")
 
 
-def negative(x: Any, /) -> Tensor:
 # movement ops and casts after which a node holds the same set of values as its source (a pad adds
 # zeros, which are not negative); a shrink may drop values, so it is not looked through
 _SAME_VALUES = (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.FLIP, Ops.PAD, Ops.CAST, Ops.DETACH, Ops.CONTIGUOUS)
@@ -186,6 +185,7 @@ def _has_known_negative(u: UOp) -> bool:
         u = u.src[0]
 
 
+def negative(x: Any, /) -> Tensor:
     return _unary("negative", x, lambda u: alu(Ops.NEG, u), "number")
 
 
