@@ -26,6 +26,7 @@ def _binary_operator(fn, reflected: bool = False):
 
 def _inplace_operator(fn):
     def op(self: Tensor, other: Any) -> Tensor:
+        indexing.check_writable(self, "output array")
         out = fn(self, other)
         if out.shape != self.shape:
             raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't match the "

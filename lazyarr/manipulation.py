@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import operator
+import weakref
 from typing import Any, Sequence
 
 from lazyarr import dtypes
@@ -14,6 +15,18 @@ from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes, normalize_axis,
                            pad_uop, permute_uop, reshape_uop, shrink_uop)
 from lazyarr.tensor import Tensor, as_tensor, wrap
+
+# the arrays broadcast_to (and broadcast_arrays, where it stretches an axis) returned, by id: read-
+# only, as NumPy's broadcast views are (several of their elements are one element of their source).
+# Keyed by id, not a WeakSet: a set's lookup would compare tensors with ==, which is elementwise
+_broadcast_views: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def is_broadcast_view(x: Tensor) -> bool:
+    """Whether x is an array that broadcast_to or broadcast_arrays returned (read-only). Arrays
+    computed from it, its copies and its views by indexing or reshaping are not: in lazyarr they
+    are new values."""
+    return _broadcast_views.get(id(x)) is x
 
 
 def _shape_arg(shape: Any) -> tuple[int, ...]:
@@ -94,14 +107,17 @@ def squeeze(x: Tensor, /, axis: int | tuple[int, ...] | None = None) -> Tensor:
 
 
 def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
-    """x broadcast to `shape`. Raises ValueError when it does not broadcast."""
+    """x broadcast to `shape`. Raises ValueError when it does not broadcast. The result is
+    read-only, as NumPy's: storing into it (`b[i] = v`, `b += 1`) raises ValueError."""
     x = as_tensor(x)
     shape = _shape_arg(shape)
     if len(shape) < x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, shape[len(shape) - x.ndim:])):
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return wrap(expand_uop(x.uop, shape), x.device)
+    out = wrap(expand_uop(x.uop, shape), x.device)
+    _broadcast_views[id(out)] = out
+    return out
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
@@ -110,10 +126,16 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
 
 
 def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
-    """The arrays broadcast to their common shape (a tuple, as the 2025.12 standard says)."""
+    """The arrays broadcast to their common shape (a tuple, as the 2025.12 standard says). Those
+    that are stretched along an axis are read-only (NumPy warns that it will make them so); the
+    others are plain arrays."""
     ts = [as_tensor(a) for a in arrays]
     shape = broadcast_shapes(*(t.shape for t in ts))
-    return tuple(wrap(expand_uop(t.uop, shape), t.device) for t in ts)
+    out = tuple(wrap(expand_uop(t.uop, shape), t.device) for t in ts)
+    for t, o in zip(ts, out):
+        if t.shape != shape:
+            _broadcast_views[id(o)] = o
+    return out
 
 
 def flip(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None) -> Tensor:
