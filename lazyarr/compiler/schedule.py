@@ -565,9 +565,7 @@ def _replace_points(u: UOp, views: dict[UOp, UOp], done: dict[UOp, UOp]) -> UOp:
 def _graph_device(u: UOp) -> Device | None:
     if u.op is Ops.CALL_RESULT:   # a call runs on the device it was made for
         return u.src[0].arg.device
-    for n in u.toposort(lambda x: x.op is Ops.COPY or x._view is not None):
-        if n._view is not None and n._view is not n:   # a computed value: its buffer's device
-            return view_buffer(n._view).device
+    for n in u.toposort(lambda x: x.op is Ops.COPY):
         if n.op is Ops.BUFFER:
             return n.arg.device
         if n.op is Ops.COPY:
@@ -688,9 +686,9 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
     if stages and settings.stage_nodes and len(walked[2]) > settings.stage_nodes and walked[0] not in _schedule_cache:
-        for anchor in stage_anchors([u for u, _ in outputs]):
+        for anchor, device in stage_anchors([u for u, _ in outputs], outputs[0][1]):
             if anchor._view is None:
-                _, items, programs = schedule_realize([(anchor, _graph_device(anchor) or outputs[0][1])], stages=False)
+                _, items, programs = schedule_realize([(anchor, device)], stages=False)
                 run(items, programs)
         walked = None   # the graph now reads the stages' buffers
     sched = create_schedule(outputs, walked)

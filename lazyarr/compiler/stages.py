@@ -14,9 +14,14 @@ the same structure, and the schedule cache serves every piece after the first. W
 comes for `MAX_LEVELS` levels of computation along a path, the value there is one anyway. Only
 values that can be stored as they are become anchors: not movement ops or markers (their sources
 are), not values broadcast beyond the inputs they are computed from (a matmul's product before its
-sum), not calls or values of no elements.
+sum), not calls or values of no elements. An anchor is realized on the device of the storage it
+reads (a BUFFER's, or a COPY's target), else on the outputs' device; a value whose device is in
+doubt (it reads only values realized elsewhere, which may be constants realized on another device; a
+leaf tensor's marker is not in doubt) is not an anchor.
 """
 from __future__ import annotations
+
+from typing import Any
 
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key
 
@@ -32,27 +37,43 @@ def graph_nodes(roots: list[UOp]) -> list[UOp]:
     return UOp(Ops.SINK, roots[0].dtype, tuple(roots)).toposort(lambda u: u._view is not None)[:-1]
 
 
-def stage_anchors(roots: list[UOp]) -> list[UOp]:
-    """The values to realize before `roots`, in dependency order."""
+def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
+    """The values to realize before `roots` (on `device`), in dependency order, with their devices."""
     order = graph_nodes(roots)
     finger: dict[UOp, list[int]] = {}   # node → its structure's hash down to 0, 1, ... levels
     levels: dict[UOp, int] = {}         # levels of computation since the last anchor
     natural: dict[UOp, int] = {}        # the most elements of the unbroadcast values it reads
-    anchors: list[UOp] = []
+    found: dict[UOp, Any] = {}          # the device of the storage a node reads (None: none known)
+    doubt: set[UOp] = set()             # nodes reading values realized elsewhere, of no storage known
+    anchors: list[tuple[UOp, Any]] = []
     depths = range(FINGERPRINT_DEPTH)
     for u in order:
         own = hash((u.op, id(u.dtype), u.shape, None if u.op is Ops.BUFFER else _arg_key(u.arg)))
         if u._view is not None or not u.src:   # a leaf
             finger[u], levels[u], natural[u] = [own] * (FINGERPRINT_DEPTH + 1), 0, u.size
+            found[u] = u.arg.device if u.op is Ops.BUFFER else _storage_device(u._view) if u.op is Ops.NOOP else None
+            if found[u] is None and u._view is not None:
+                doubt.add(u)
             continue
+        found[u] = u.arg if u.op is Ops.COPY else next((found[s] for s in u.src if found[s] is not None), None)
+        if found[u] is None and any(s in doubt for s in u.src):
+            doubt.add(u)
         below = [finger[s] for s in u.src]
         finger[u] = [own] + [hash((own, *[f[k] for f in below])) for k in depths]
         natural[u] = u.size if u.op in (Ops.REDUCE_AXIS, Ops.CALL_RESULT) else \
             max(natural[s] for s in u.src) if u.op is not Ops.SHRINK else min(u.size, natural[u.src[0]])
         step = u.op not in _NOT_VALUES
         levels[u] = max(levels[s] for s in u.src) + step
-        storable = step and u.dtype.itemsize and 0 < u.size <= natural[u] and u not in roots
+        storable = step and u.dtype.itemsize and 0 < u.size <= natural[u] and u not in roots and u not in doubt
         if storable and (finger[u][-1] % ANCHOR_EVERY == 0 or levels[u] >= MAX_LEVELS):
-            anchors.append(u)
+            anchors.append((u, found[u] or device))
             levels[u] = 0
+            found[u] = found[u] or device
     return anchors
+
+
+def _storage_device(view: UOp | None) -> Any:
+    """The device of the buffer a realized marker (a leaf tensor's, which has storage) reads."""
+    while view is not None and view.op is Ops.RESHAPE:
+        view = view.src[0]
+    return view.arg.device if view is not None and view.op is Ops.BUFFER else None
