@@ -18,8 +18,10 @@ A strided range has the meaning above only for renderers that map lid to work-it
 renderer also ends every loop around a BARRIER with another one, so that a group's next
 iteration does not overwrite partials that slower work-items still read.
 Reduction values that do not depend on r are not grouped (lowering would count each work-item's
-iterations as n). Sums change order as any parallel sum does; MAX/MIN keep NaN (the renderer's
-MAX/MIN propagate it in the combine as in the loop); integer sums wrap as before.
+iterations as n). Sums change order as any parallel sum does (a work-item's share of a long
+float sum is summed in blocks with compensation, `lazyarr.compiler.lower_reduce`, and the tree
+adds values of like size); MAX/MIN keep NaN (the renderer's MAX/MIN propagate it in the combine
+as in the loop); integer sums wrap as before.
 """
 from __future__ import annotations
 

@@ -36,9 +36,10 @@ Sizes that the amounts do not divide are not padded: each axis is cut into a par
 every action, then parts that take fewer (the TILE dropped, then the UPCAST, then the VECTOR),
 then a scalar rest. A kernel becomes one loop nest per combination of output parts (several
 STOREs under one SINK); a reduction becomes one REDUCE per part of its axes, combined by its op.
-Floating-point sums change order (lanes and accumulators are summed after the loop): results
-agree with NumPy to rounding (NumPy's pairwise sums differ from a loop's by as much); MAX/MIN
-keep their NaN semantics (lanes propagate NaN like scalars).
+Floating-point sums change order (lanes and accumulators are summed after the loop); each
+accumulator's loop is then cut into blocks whose sums are added with compensation
+(`lazyarr.compiler.lower_reduce`), so that results are as accurate as NumPy's pairwise sums;
+MAX/MIN keep their NaN semantics (lanes propagate NaN like scalars).
 
 `heuristic(kernel, target)` picks the actions (see its docstring), `optimize(sink, target)`
 applies them; `apply_opts(sink, opts, target)` applies given ones (the search in
