@@ -24,8 +24,8 @@ of `block_length` iterations, sum each block into a fresh accumulator, and the b
 sums are added into the result with Kahan's compensated summation (a second accumulator keeps
 what each addition rounded away and subtracts it from the next partial). The error is then
 about that of one block plus a few ulps, whatever n is, at the cost of a few operations per
-block; on every device (no float64 needed). A sum whose loops run at most one block's
-iterations in all stays one loop.
+block; on every device (no float64 needed). A sum whose loops run at most `LONG_SUM` (64)
+times in all, or one block's iterations, stays one loop.
 """
 from __future__ import annotations
 
