@@ -23,12 +23,14 @@ from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, get_device
 from lazyarr.tensor import Tensor, is_scalar, wrap
 from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
+from lazyarr.manipulation import MAX_SIZE, check_dimensions
 
 Shape = tuple[int, ...]
 
 
 def normalize_shape(shape: Any) -> Shape:
-    """`shape` (an int or a sequence of ints) as a tuple. Raises TypeError or ValueError."""
+    """`shape` (an int or a sequence of ints) as a tuple. Raises TypeError or ValueError (also
+    for lengths beyond NumPy's limits, `check_dimensions`)."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
@@ -37,7 +39,7 @@ def normalize_shape(shape: Any) -> Shape:
         raise TypeError(f"shape must be an int or a sequence of ints, got {shape!r}") from None
     if any(s < 0 for s in out):
         raise ValueError(f"negative dimensions are not allowed: {out}")
-    return out
+    return check_dimensions(out)
 
 
 def _dtype_or(dtype: Any, default: DType) -> DType:
@@ -224,6 +226,8 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     all_int = all(isinstance(v, int) for v in (start, stop, step))
     d = _dtype_or(dtype, dtypes.default_int if all_int else dtypes.default_float)
     n = max(0, math.ceil((stop - start) / step)) if not all_int else max(0, -((start - stop) // step))
+    if n > MAX_SIZE:
+        raise ValueError(f"Maximum allowed size exceeded: arange({start}, {stop}, {step}) has {n} elements")
     i = iota(n)
     if all_int and d.is_int:
         for v in (start, stop):
@@ -245,6 +249,8 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if num > MAX_SIZE:
+        raise ValueError(f"Maximum allowed size exceeded: linspace of {num} elements")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     d = _dtype_or(dtype, dtypes.default_complex if is_complex else dtypes.default_float)
     if is_complex and not d.is_complex:
@@ -279,6 +285,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     k = operator.index(k)
     if n_rows < 0 or n_cols < 0:
         raise ValueError(f"eye: negative dimensions are not allowed: ({n_rows}, {n_cols})")
+    check_dimensions((n_rows, n_cols))
     d = _dtype_or(dtype, dtypes.default_float)
     rows = expand_uop(reshape_uop(iota(n_rows), (n_rows, 1)), (n_rows, n_cols))
     cols = expand_uop(reshape_uop(iota(n_cols), (1, n_cols)), (n_rows, n_cols))

@@ -16,6 +16,8 @@ from lazyarr.graph import (alu, broadcast_shapes, cast_uop, expand_uop, flip_uop
                            pad_uop, permute_uop, reshape_uop, shrink_uop)
 from lazyarr.tensor import Tensor, as_tensor, wrap
 
+MAX_SIZE = 2 ** 63 - 1   # NumPy's npy_intp: the most elements along an axis, and in an array
+
 # the arrays broadcast_to (and broadcast_arrays, where it stretches an axis) returned, by id: read-
 # only, as NumPy's broadcast views are (several of their elements are one element of their source).
 # Keyed by id, not a WeakSet: a set's lookup would compare tensors with ==, which is elementwise
@@ -29,11 +31,26 @@ def is_broadcast_view(x: Tensor) -> bool:
     return _broadcast_views.get(id(x)) is x
 
 
+def check_dimensions(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`shape`, after NumPy's limits: ValueError for an axis longer than an int64 can count
+    ("Maximum allowed dimension exceeded") or for more elements in all than that ("array is too
+    big"), where lazyarr's kernels would compute indices that overflow."""
+    total = 1
+    for s in shape:
+        if s > MAX_SIZE:
+            raise ValueError(f"Maximum allowed dimension exceeded: shape {shape}")
+        if s:
+            total *= s
+    if total > MAX_SIZE:
+        raise ValueError(f"array is too big: shape {shape} has more elements than an int64 can count")
+    return shape
+
+
 def _shape_arg(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, int) or hasattr(shape, "__index__"):
-        return (operator.index(shape),)
+        return check_dimensions((operator.index(shape),))
     try:
-        return tuple(operator.index(s) for s in shape)
+        return check_dimensions(tuple(operator.index(s) for s in shape))
     except TypeError:
         raise TypeError(f"shape must be a sequence of integers, got {shape!r}") from None
 
@@ -250,14 +267,19 @@ def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
 
 
 def tile(x: Tensor, repetitions: tuple[int, ...], /) -> Tensor:
-    """x repeated `repetitions[i]` times along each axis i."""
+    """x repeated `repetitions[i]` times along each axis i (an int: along the last axis)."""
     x = as_tensor(x)
-    reps = tuple(operator.index(r) for r in repetitions)
+    try:
+        reps = (operator.index(repetitions),) if not isinstance(repetitions, (tuple, list)) else \
+            tuple(operator.index(r) for r in repetitions)
+    except TypeError:
+        raise TypeError(f"tile: repetitions must be an int or a tuple of ints, got {repetitions!r}") from None
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     ndim = max(len(reps), x.ndim)
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - x.ndim) + x.shape
+    check_dimensions(tuple(r * s for r, s in zip(reps, shape)))
     u = reshape_uop(x.uop, tuple(v for s in shape for v in (1, s)))
     u = expand_uop(u, tuple(v for r, s in zip(reps, shape) for v in (r, s)))
     return wrap(reshape_uop(u, tuple(r * s for r, s in zip(reps, shape))), x.device)
@@ -270,6 +292,10 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
         x, axis = reshape(x, (-1,)), 0
     ax = normalize_axis(axis, x.ndim)
     if isinstance(repeats, Tensor):
+        if not repeats.dtype.is_int:
+            raise TypeError(f"repeat: repeats must be integers, not {repeats.dtype}")
+        if repeats.ndim > 1:
+            raise ValueError(f"repeat: repeats must be an int or a 1-D array, got shape {repeats.shape}")
         if repeats.ndim == 0 or repeats.size == 1:
             repeats = int(repeats.reshape(()).item())
         else:
@@ -287,6 +313,7 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
     if r < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {r}")
     shape = x.shape
+    check_dimensions(shape[:ax] + (shape[ax] * r,) + shape[ax + 1:])
     u = reshape_uop(x.uop, shape[:ax + 1] + (1,) + shape[ax + 1:])
     u = expand_uop(u, shape[:ax + 1] + (r,) + shape[ax + 1:])
     return wrap(reshape_uop(u, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]), x.device)
