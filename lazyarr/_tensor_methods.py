@@ -200,6 +200,8 @@ def _reduction(fn, has_dtype: bool = False):
 
 def _max_min(fn):
     def method(self: Tensor, axis: Any = None, out: None = None, keepdims: bool = False) -> Tensor:
+        if out is not None:
+            raise TypeError("the out= argument is not supported: lazyarr arrays are values")
         return fn(self, axis=axis, keepdims=keepdims)
     return method
 
@@ -216,6 +218,8 @@ def _arg_extreme(fn):
 def _var_std(fn):
     def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None, ddof: float = 0,
                keepdims: bool = False, *, correction: float | None = None) -> Tensor:
+        if out is not None:
+            raise TypeError("the out= argument is not supported: lazyarr arrays are values")
         x = self if dtype is None else self.astype(dtype)
         return fn(x, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
     return method

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math
+import operator
 from typing import Any
 
 from lazyarr import dtypes
@@ -26,7 +27,7 @@ from lazyarr.dtypes import DType
 from lazyarr.tensor import Tensor, _two_operands, as_tensor, operands, wrap
 from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop
 
-KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc",
+KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc", "real_float": "f",
          "any": "biufc", "bool": "b", "real_number": "iuf", "number": "iufc"}
 
 
@@ -287,14 +288,29 @@ def round(x: Any, /, decimals: int = 0) -> Tensor:
     """Round half to even, as NumPy does; `decimals` scales by a power of ten first. Complex values
     round their real and imaginary parts."""
     t = as_tensor(x)
+    try:
+        decimals = operator.index(decimals)
+    except TypeError:
+        raise TypeError(f"round: decimals must be an integer, got {type(decimals).__name__}") from None
+    if not -2 ** 63 <= decimals < 2 ** 63:
+        raise OverflowError(f"round: decimals {decimals} does not fit a C long")
     if t.dtype.is_complex:
         parts = [round(wrap(p(t.uop), t.device), decimals).uop for p in (real_part, imag_part)]
         return wrap(make_complex(*parts), t.device)
     if decimals == 0:
         return _round_half_even(t)
+    if t.dtype.is_bool:
+        raise TypeError(f"round: a boolean array cannot be rounded to {decimals} decimals (the scaled values are "
+                        f"not booleans)")
     if not t.dtype.is_float:
-        return t if decimals >= 0 else multiply(round(divide(t, 10 ** -decimals)), 10 ** -decimals).astype(t.dtype)
-    scale = 10.0 ** decimals
+        _check("round", t.dtype, "real")
+        if decimals >= 0:
+            return t
+        if -decimals >= len(str(dtypes.iinfo(t.dtype).max)):   # 10**-decimals is past the dtype's range: all round to 0
+            return wrap(const(0, t.dtype, t.shape), t.device)
+        return multiply(round(divide(t, 10 ** -decimals)), 10 ** -decimals).astype(t.dtype)
+    # NumPy's x * 10**d / 10**d: past float's range the scale is inf (or 0) and every value NaN
+    scale = 10.0 ** decimals if decimals <= 308 else math.inf
     return _round_half_even(t * scale) / scale
 
 
@@ -311,7 +327,7 @@ def copysign(x1: Any, x2: Any, /) -> Tensor:
 
 
 def nextafter(x1: Any, x2: Any, /) -> Tensor:
-    return _binary("nextafter", x1, x2, _op(Ops.NEXTAFTER), "float")
+    return _binary("nextafter", x1, x2, _op(Ops.NEXTAFTER), "real_float")
 
 
 def logaddexp(x1: Any, x2: Any, /) -> Tensor:

@@ -34,7 +34,9 @@ def is_index_array(k: Any) -> bool:
 
 def _checked_indices(idx: Any, n: int, axis: int, device: Any) -> UOp:
     """An integer index array as an int64 node with negative indices wrapped, after checking that
-    every index lies in [-n, n)."""
+    every index lies in [-n, n). An empty list is an empty array of indices, as in NumPy."""
+    if isinstance(idx, list) and not np.asarray(idx, dtype=object).size:
+        idx = np.asarray(idx, dtype=np.int64)
     t = as_tensor(idx, device)
     if t.dtype.is_bool:
         raise IndexError("boolean arrays as indices in reads are not supported yet (their result's length "

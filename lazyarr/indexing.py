@@ -33,21 +33,20 @@ from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, pad
 def _is_int_key(k: Any) -> bool:
     if isinstance(k, bool) or isinstance(k, np.bool_):
         return False
-    if isinstance(k, Tensor):
-        return k.ndim == 0 and k.dtype.is_int
+    if isinstance(k, (Tensor, np.ndarray)):
+        return k.ndim == 0 and k.dtype.kind in "iu"
     return isinstance(k, (int, np.integer)) or (hasattr(k, "__index__") and not isinstance(k, (list, tuple)))
 
 
-def normalize_key(key: Any, ndim: int) -> list[Any]:
+def normalize_key(key: Any, ndim: int, assigning: bool = False) -> list[Any]:
     """The key as a list with one entry per axis of x (ints and slices) plus None entries.
-    Raises IndexError for too many indices, several ellipses, or unsupported entries."""
+    Raises IndexError for too many indices, several ellipses, or unsupported entries (with
+    `assigning`, integer arrays too: `x[indices] = v` is not there yet)."""
     key = list(key) if isinstance(key, tuple) else [key]
     for k in key:
         if k is None or k is Ellipsis or isinstance(k, slice) or _is_int_key(k):
             continue
-        kind = "a boolean" if isinstance(k, (bool, np.bool_)) else type(k).__name__
-        raise IndexError(f"only integers, slices (`:`), ellipsis (`...`) and None are valid indices; got "
-                         f"{kind} (indexing with arrays is not supported yet)")
+        raise IndexError(_bad_entry(k, assigning))
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -58,6 +57,19 @@ def normalize_key(key: Any, ndim: int) -> list[Any]:
         key[i:i + 1] = [slice(None)] * (ndim - used)
         return key
     return key + [slice(None)] * (ndim - used)
+
+
+def _bad_entry(k: Any, assigning: bool) -> str:
+    """The IndexError message for a key entry that is not a basic index."""
+    dtype = k.dtype if isinstance(k, (Tensor, np.ndarray, np.generic)) else None
+    if dtype is not None and dtype.kind not in "iub":
+        return f"arrays used as indices must be of integer (or boolean) type, not {dtype}"
+    if assigning and (dtype is not None or isinstance(k, (list, bool, np.bool_))):
+        return ("assigning through integer-array indices (or a boolean mask other than the whole key) is not "
+                "supported yet; use a boolean mask over the leading axes, or where()")
+    kind = "a boolean" if isinstance(k, (bool, np.bool_)) else type(k).__name__
+    return (f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
+            f"indices; got {kind}")
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
@@ -157,7 +169,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         sel = expand_uop(reshape_uop(mask, mask.shape + (1,) * (x.ndim - len(mask.shape))), x.shape)
         x.rebind(UOp(Ops.WHERE, x.dtype, (sel, expand_uop(v, x.shape), x.uop)))
         return
-    entries = normalize_key(key, x.ndim)
+    entries = normalize_key(key, x.ndim, assigning=True)
     picks: list[tuple[int, int, int, bool]] = []   # per axis of x: start, step, count, kept in the view
     view_shape, axis_of_view = [], []
     axis = 0

@@ -50,10 +50,16 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Seq
         n = operator.index(axes)
         if n < 0:
             raise ValueError(f"tensordot: axes must be non-negative, got {n}")
+        if n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: cannot sum over {n} axes of arrays of shapes {a.shape} and {b.shape}")
         ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
     else:
-        ax_a = [normalize_axis(i, a.ndim) for i in axes[0]]
-        ax_b = [normalize_axis(i, b.ndim) for i in axes[1]]
+        if not isinstance(axes, (tuple, list)) or len(axes) != 2:
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences of axes, got {axes!r}")
+        ax_a, ax_b = ([normalize_axis(i, x.ndim) for i in (side if isinstance(side, (tuple, list)) else (side,))]
+                      for side, x in zip(axes, (a, b)))
+        if len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b):
+            raise ValueError(f"tensordot: repeated axis in {axes!r}")
     if len(ax_a) != len(ax_b) or any(a.shape[i] != b.shape[j] for i, j in zip(ax_a, ax_b)):
         raise ValueError(f"tensordot: shape mismatch for sum over axes {ax_a} of {a.shape} and {ax_b} of {b.shape}")
     free_a = [i for i in range(a.ndim) if i not in ax_a]

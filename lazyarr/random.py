@@ -12,6 +12,7 @@ fine for the sizes of data-set shuffles (tens of thousands of elements) and slow
 from __future__ import annotations
 
 import math
+import operator
 import os
 from typing import Any
 
@@ -121,7 +122,10 @@ def permutation(x: int | Tensor, *, device: Any = None) -> Tensor:
             raise ValueError(f"permutation: expected a 1-D array, got shape {x.shape}")
         order = permutation(x.shape[0], device=x.device)
         return wrap(gather_uop(x.uop, [order.uop]), x.device)
-    n = int(x)
+    try:
+        n = operator.index(x)
+    except TypeError:
+        raise TypeError(f"permutation: x must be an integer or a 1-D array, got {type(x).__name__}") from None
     if n < 0:
         raise ValueError(f"permutation: n must be non-negative, got {n}")
     dev = get_device(device)

@@ -3,6 +3,7 @@ gradients come from the primitives' local gradients)."""
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 from lazyarr import dtypes
@@ -24,8 +25,11 @@ def relu(x: Tensor) -> Tensor:
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
-    """x·Φ(x) with the exact normal CDF (erf), or its tanh approximation (approximate="tanh")."""
+    """x·Φ(x) with the exact normal CDF (erf), or its tanh approximation (approximate="tanh").
+    Real arrays only (TypeError for complex ones: erf has no complex version here)."""
     x = as_tensor(x)
+    if x.dtype.is_complex:
+        raise TypeError(f"gelu: arrays of dtype {x.dtype} are not supported (expected real dtypes)")
     if approximate == "tanh":
         inner = (x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)
         return x * 0.5 * (ew.tanh(inner) + 1)
@@ -53,7 +57,18 @@ def one_hot(labels: Tensor, num_classes: int) -> Tensor:
     labels = as_tensor(labels)
     if not labels.dtype.is_int:
         raise TypeError(f"one_hot: labels must be integers, not {labels.dtype}")
-    return _one_hot(labels, num_classes, dtypes.int64)
+    return _one_hot(labels, _num_classes(num_classes), dtypes.int64)
+
+
+def _num_classes(n: Any) -> int:
+    """`n` as a number of classes: TypeError unless an integer, ValueError if negative."""
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"one_hot: num_classes must be an integer, got {type(n).__name__}") from None
+    if n < 0:
+        raise ValueError(f"one_hot: num_classes must be non-negative, got {n}")
+    return n
 
 
 def _one_hot(labels: Tensor, num_classes: int, dtype: dtypes.DType) -> Tensor:
@@ -71,6 +86,8 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label
     logits, target = as_tensor(logits), as_tensor(target)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if logits.ndim == 0:
+        raise ValueError("cross_entropy: logits must have a class axis (at least 1 dimension), got a 0-d array")
     n_classes = logits.shape[-1]
     if target.dtype.is_int:
         if target.shape != logits.shape[:-1]:
@@ -126,6 +143,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """The squared error, averaged (or summed, or per element)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     d = as_tensor(input) - as_tensor(target)
     sq = d * d
     return st.mean(sq) if reduction == "mean" else st.sum(sq) if reduction == "sum" else sq
