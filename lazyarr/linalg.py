@@ -2,6 +2,7 @@
 vecdot and matrix_transpose, each a broadcast multiply followed by a sum (one fused kernel)."""
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Sequence
 
@@ -64,11 +65,10 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Seq
         raise ValueError(f"tensordot: shape mismatch for sum over axes {ax_a} of {a.shape} and {ax_b} of {b.shape}")
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [i for i in range(b.ndim) if i not in ax_b]
-    k = 1
-    for i in ax_a:
-        k *= a.shape[i]
-    am = reshape(permute_dims(a, free_a + ax_a), (-1, k) if free_a else (1, k))
-    bm = reshape(permute_dims(b, ax_b + free_b), (k, -1) if free_b else (k, 1))
+    k = math.prod(a.shape[i] for i in ax_a)
+    # the free lengths spelled out (not -1: with k == 0 a -1 would be ambiguous)
+    am = reshape(permute_dims(a, free_a + ax_a), (math.prod(a.shape[i] for i in free_a), k))
+    bm = reshape(permute_dims(b, ax_b + free_b), (k, math.prod(b.shape[i] for i in free_b)))
     out = matmul(am, bm)
     return reshape(out, tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
 

@@ -1,7 +1,9 @@
 """Small cases where lazyarr gives NumPy's answer, each checked against NumPy itself: integer
 powers with negative exponents, comparisons with None, storing into broadcast arrays, and a few
 argument rules found by tests/test_user_errors.py (round's decimals, tile's repetitions, shapes
-beyond NumPy's limits, complex views)."""
+beyond NumPy's limits, complex views, tensordot over empty axes)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -261,3 +263,10 @@ def test_empty_list_and_float_arrays_as_indices():
         assert isinstance(numpy_raises(lambda: a[np.asarray(key)]), IndexError)
         with pytest.raises(IndexError, match="integer"):
             t[key]
+
+
+@pytest.mark.parametrize("sa, sb, axes", [((2, 0), (0, 3), 1), ((0, 0), (0, 0), 2), ((0, 3), (3, 0), 1),
+                                          ((2, 3), (2, 3), 0), ((2, 3, 4), (3, 4, 5), 2)])
+def test_tensordot_with_empty_or_no_summed_axes_matches_numpy(sa, sb, axes):
+    a, b = np.arange(math.prod(sa), dtype=np.float64).reshape(sa), np.ones(sb)
+    assert_close(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=axes), np.tensordot(a, b, axes=axes))
