@@ -42,28 +42,36 @@ CHECKS = {
 }
 
 
-class Timeout(Exception):
+class Timeout(BaseException):     # not an Exception: the checks' handlers must not take it for lazyarr's
     pass
 
 
 def _alarm(signum, frame):
+    signal.alarm(1)                  # again, should this one land in a __del__, which ignores it
     raise Timeout()
 
 
-def failure_class(check: str, message: str) -> str:
+def failure_class(check: str, result) -> str:
     """A short name for what went wrong: the exception, or what differs, without the numbers."""
+    message = result.message
     first = message.splitlines()[0] if message else "?"
     m = re.match(r"lazyarr raised (\w+): (.*)", first)
     if m:
         return f"{m.group(1)}: {re.sub(r'[0-9]+', 'N', m.group(2))[:90]}"
     if first.startswith("NumPy raises"):
         return re.sub(r"lazyarr returned .*", "lazyarr returned values", re.sub(r"[0-9-]+", "N", first))[:120]
+    first_node = getattr(result, "first", None)
+    if first_node is not None:         # the operation whose value is the first to differ
+        line = first_node[1].split(" = ", 1)[1]
+        op = re.sub(r"v\d+", "x", re.sub(r"-?\d+\.\d+(e-?\d+)?", "c", line))
+        return f"value differs first at: {op[:100]}"
     m = re.match(r"(v\d+\.grad|v\d+|loss|step \d+ \w+|input v\d+)( \(([\w_]+).*?\))?: (\w+)", first)
     if m:
         what = "gradient" if ".grad" in m.group(1) else ("input" if m.group(1).startswith("input") else
                                                          ("optimizer step" if "step" in m.group(1) else "value"))
-        detail = m.group(3) if what in ("input",) else ""
-        return f"{check}: {what} differs ({m.group(4)}{' ' + detail if detail else ''})"
+        detail = m.group(3) if what in ("input", "gradient") else ""
+        fused = " (only fused)" if "only fused" in message else ""
+        return f"{check}: {what} differs{' (' + detail + ')' if detail else ''}{fused}"
     return f"{check}: {re.sub(r'[0-9]+', 'N', first)[:90]}"
 
 
@@ -114,7 +122,7 @@ def main(argv=None) -> int:
             if r.ok:
                 continue
             bad += 1
-            cls = "timeout" if getattr(r, "timed_out", False) else failure_class(check, r.message)
+            cls = "timeout" if getattr(r, "timed_out", False) else failure_class(check, r)
             size = r.program.size() if r.program is not None else 0
             failures[cls].append((check, seed, size, r))
             if not args.quiet:

@@ -429,6 +429,8 @@ class NumpyBackend(Backend):
 
     def _record(self, kind, distances):
         d = np.asarray(distances, dtype=np.float64).ravel()
+        if np.any(d == 0):
+            self.margins[kind + "="] = True      # an exact tie (where finite differences jump)
         d = d[(d > 0) | np.isnan(d)]
         if d.size:
             m = float(np.nanmin(d)) if not np.isnan(d).all() else 0.0
@@ -839,6 +841,9 @@ def evaluate_node(node, env, B, i):
         return m.astype(x[0], dt)
     if op == "realize":
         return B.realize(x[0], a["style"])
+    if op == "truncate":           # float -> signed int (toward zero) -> float
+        B.kink("floor", x[0], 1.0)
+        return m.astype(m.astype(x[0], B.dtype(a["via"])), B.dtype(node.dtype))
     if op == "mix":                # a*s + b*q: the loop's bounded update
         return x[0] * a["alpha"] + x[1] * a["beta"]
     raise AssertionError(op)
@@ -920,6 +925,8 @@ def render_node(node, name):
         return f"{x[0]}.astype(xp.{a['to']})" if a["style"] == "method" else f"xp.astype({x[0]}, xp.{a['to']})"
     if op == "realize":
         return f"{x[0]}.realize()" if a["style"] == "method" else f"(xp.realize({x[0]}), {x[0]})[1]"
+    if op == "truncate":
+        return f"xp.astype(xp.astype({x[0]}, xp.{a['via']}), xp.{node.dtype})"
     if op == "mix":
         return f"{x[0]} * {a['alpha']!r} + {x[1]} * {a['beta']!r}"
     raise AssertionError(op)
@@ -1725,6 +1732,11 @@ class Gen:
     def op_astype(self):
         if self.within is not None:
             return None
+        if self.kind == "float" and self.mode == "forward" and self.chance(0.25):
+            i = self.pick(self.candidates())       # through a signed integer dtype (truncation)
+            if i is not None:
+                return self.node("truncate", (i,), {"via": self.choice(["int8", "int32", "int64"])},
+                                 self.nodes[i].shape, bound=self.bound(i))
         bools = [i for i, n in enumerate(self.nodes) if n.dtype == "bool"]
         if bools and self.chance(0.35):         # a mask as numbers: (x > c).astype(dtype)
             i = self.pick(bools)
@@ -1909,7 +1921,7 @@ def generate(seed, attempt=0, kind="float", dtype="float64", mode="forward", loo
     return Program(seed, attempt, kind, dtype, mode, g.nodes, [loss], "asarray")
 
 
-NONDIFF_ARGS = {"compare": "all", "logical": "all", "floordiv": "all", "intdiv": "all", "shift": "all",
+NONDIFF_ARGS = {"truncate": "all", "compare": "all", "logical": "all", "floordiv": "all", "intdiv": "all", "shift": "all",
                 "where": (0,), "divide": (), "astype": "all"}
 
 
@@ -2034,11 +2046,13 @@ def numpy_eval(program, float_dtype=None, margins=None):
     return env
 
 
-def near_tie(program, margins, tie):
+def near_tie(program, margins, tie, exact=False):
     kinds = KINKS["grad" if program.mode != "forward" else "forward"]
     for k in kinds:
         if margins.get(k, math.inf) < tie:
             return f"{k} within {margins[k]:.2g} of a tie"
+        if exact and margins.get(k + "="):
+            return f"{k} at an exact tie"
     return None
 
 
@@ -2055,9 +2069,10 @@ def well_conditioned(program, tie=None):
     outs = [np.asarray(ref[o]) for o in program.outputs]
     if any(o.dtype.kind == "f" and not np.all(np.isfinite(o)) for o in outs):
         return "not finite"
+    exact = tie is not None and tie == TIE["fd"]     # finite differences step over no kink at all
     if tie is None:
         tie = TIE["forward"][program.dtype] if program.mode == "forward" else TIE[program.mode]
-    why = near_tie(program, margins, tie)
+    why = near_tie(program, margins, tie, exact)
     if why:
         return why
     try:
@@ -2181,17 +2196,50 @@ def check_program(p):
             problems.append(why)
     for i in p.inputs:                           # every input as NumPy makes it
         want, made = p.input_value(i), np.asarray(env[i])
-        if p.nodes[i].attrs["maker"] in ("linspace", "arange") and want.dtype.kind == "f":
+        a = p.nodes[i].attrs
+        if want.dtype.kind == "f" and (a["maker"] in ("linspace", "arange") or a.get("base_maker") == "linspace"):
             why = compare(made, want.astype(np.float64), p.nodes[i].dtype,
                           what=f"input v{i} ({p.nodes[i].attrs['maker']})")
+            if made.dtype != want.dtype:
+                why = f"input v{i} ({p.nodes[i].attrs['maker']}): dtype {made.dtype}, NumPy's {want.dtype}"
             if why:
                 problems.append(why)
         elif made.shape != want.shape or made.dtype != want.dtype or not np.array_equal(made, want):
             problems.append(f"input v{i} ({p.nodes[i].attrs['maker']}): {made.dtype} {made.tolist()} != "
                             f"{want.dtype} {want.tolist()}")
     if problems:
-        return Result(p, False, "\n".join(problems))
+        r = Result(p, False, "\n".join(problems))
+        r.first = localize(p)
+        r.message += "\nthe first value that differs when every value is realized together: " + \
+            (r.first[1] if r.first else "none (only fused as the program is)")
+        return r
     return Result(p)
+
+
+def localize(p):
+    """(index, line) of the first node whose value differs from NumPy's when every value of the
+    program is realized together (None when none does, or lazyarr raises)."""
+    import lazyarr as xp
+    try:
+        env = evaluate(p, LazyBackend(p))
+        idx = [i for i, n in enumerate(p.nodes) if n.op != "input" and n.dtype != "bool" or n.op == "compare"]
+        xp.realize(*[env[i] for i in idx])
+        ref = numpy_eval(p, "float64" if p.kind == "float" else None)
+        low = numpy_eval(p, "float32") if p.kind == "float" else None
+        for i in idx:
+            want = np.asarray(ref[i])
+            e32 = None
+            if low is not None and want.dtype.kind == "f":
+                e32 = float(np.max(np.abs(np.asarray(low[i], dtype=np.float64) - want))) if want.size else 0.0
+            dt = p.nodes[i].dtype if p.nodes[i].dtype in FLOATS else "exact"
+            if compare(np.asarray(env[i]), want, dt, e32) is not None:
+                node = p.nodes[i]
+                line = f"v{i} = {render_node(node, lambda j: f'v{j}')}" if node.op != "loop" else \
+                    f"v{i} = the loop ({node.attrs['k']} steps of {len(node.attrs['body'])} operations)"
+                return i, line
+    except Exception:    # noqa: BLE001
+        return None
+    return None
 
 
 def torch_grads(p, float_dtype="float64", given=None):

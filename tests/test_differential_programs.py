@@ -92,6 +92,37 @@ def test_prod_over_a_broadcast_axis_multiplies_every_repeat(dtype):
     np.testing.assert_array_equal(np.asarray(xp.prod(xp.full((3,), 2, dtype=getattr(xp, dtype)))), 8)
 
 
+@pytest.mark.parametrize("fn", ["sum", "mean"])
+def test_a_reduction_over_several_axes_counts_a_stretched_axis(fn):
+    """(3, 1) broadcast to (3, 3), reduced over both axes: every repeat counts (sum 18, not 6)."""
+    a = np.array([[1.0], [2.0], [3.0]])
+    for shape, axis in [((3, 3), None), ((3, 3), (0, 1)), ((2, 4, 3), (0, 1))]:
+        src = a if len(shape) == 2 else np.arange(1.0, 7.0).reshape(2, 1, 3)
+        got = getattr(xp, fn)(xp.broadcast_to(xp.asarray(src), shape), axis=axis)
+        np.testing.assert_allclose(np.asarray(got), getattr(np, fn)(np.broadcast_to(src, shape), axis=axis))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_sum_of_a_broadcast_array_broadcast_back_compiles(dtype):
+    """s - sum(s, axis=-1, keepdims=True) with s broadcast from (4, 3) to (2, 4, 3): the kernel that
+    sums in compensated blocks used loop variables and values out of their scope (CompileError)."""
+    a = np.linspace(-2, 2, 12).reshape(4, 3).astype(dtype)
+    s = xp.broadcast_to(xp.asarray(a), (2, 4, 3))
+    b = np.broadcast_to(a, (2, 4, 3))
+    np.testing.assert_allclose(np.asarray(s - xp.sum(s, axis=-1, keepdims=True)),
+                               b - np.sum(b, axis=-1, keepdims=True), rtol=1e-6, atol=1e-6)
+
+
+def test_wrapped_integer_products_shift_and_divide_like_numpy():
+    """(x * x) >> 3 and (x * x) // 8 in int32 where x * x wraps: a compiler that takes signed
+    overflow for impossible (OpenCL C) proves x * x >= 0 and shifts logically."""
+    a = np.array([-105429718, 100000, 65536, -46341], dtype=np.int32)
+    x = xp.asarray(a)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray((x * x) >> 3), (a * a) >> 3)
+        np.testing.assert_array_equal(np.asarray((x * x) // 8), (a * a) // 8)
+
+
 def test_integer_to_a_negative_power_raises_like_numpy():
     with pytest.raises(ValueError):
         np.arange(1, 3) ** -1
@@ -100,11 +131,16 @@ def test_integer_to_a_negative_power_raises_like_numpy():
 
 
 @pytest.mark.timeout(TIMEOUT)
-def test_a_loop_reading_its_state_twice_stays_linear():
-    """s = tanh(concat(s[-1:], s[:-1])) reads s through two slices: 40 steps are 40 small nodes."""
-    s = xp.full((2, 1, 3), -1.5, dtype=xp.float32)
-    ref = np.full((2, 1, 3), -1.5, dtype=np.float32)
-    for _ in range(40):
-        s = xp.tanh(xp.concat([s[-1:], s[:-1]], axis=0))
-        ref = np.tanh(np.concatenate([ref[-1:], ref[:-1]], axis=0))
-    np.testing.assert_allclose(np.asarray(s), ref, rtol=1e-5)
+@pytest.mark.parametrize("step", ["roll", "concat_of_slices", "flip_plus_self"])
+def test_a_loop_reading_its_state_at_several_indexings_stays_linear(step):
+    """16 steps of a roll (xp.roll, or concat of two slices) or of s[::-1] + s: each step reads the
+    state at two indexings, which fused into one kernel doubles the index expression per step."""
+    s, ref = xp.asarray(np.arange(6.0)), np.arange(6.0)
+    for _ in range(16):
+        if step == "roll":
+            s, ref = xp.roll(s, 1) * 0.5, np.roll(ref, 1) * 0.5
+        elif step == "concat_of_slices":
+            s, ref = xp.tanh(xp.concat([s[-1:], s[:-1]])), np.tanh(np.concatenate([ref[-1:], ref[:-1]]))
+        else:
+            s, ref = xp.tanh(s[::-1] + s), np.tanh(ref[::-1] + ref)
+    np.testing.assert_allclose(np.asarray(s), ref, rtol=1e-12)
