@@ -8,7 +8,7 @@ from lazyarr import (conversion, data_types, dtypes, elementwise as ew, indexing
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import const
 from lazyarr.runtime.device import get_device
-from lazyarr.tensor import Tensor, wrap
+from lazyarr.tensor import Tensor, check_writable, wrap
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
@@ -26,7 +26,7 @@ def _binary_operator(fn, reflected: bool = False):
 
 def _inplace_operator(fn):
     def op(self: Tensor, other: Any) -> Tensor:
-        indexing.check_writable(self, "output array")
+        check_writable(self, "output array")
         out = fn(self, other)
         if out.shape != self.shape:
             raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't match the "

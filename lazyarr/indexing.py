@@ -24,8 +24,7 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.manipulation import is_broadcast_view
-from lazyarr.tensor import Tensor, wrap
+from lazyarr.tensor import Tensor, check_writable, wrap
 from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, pad_uop, reshape_uop,
                            shrink_uop)
 
@@ -209,16 +208,6 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     pads = [(lo, n - lo - s) for lo, n, s in zip(lows, x.shape, v.shape)]
     v, sel = pad_uop(v, pads), pad_uop(sel, pads)
     x.rebind(UOp(Ops.WHERE, x.dtype, (sel, v, x.uop)))
-
-
-def check_writable(x: Tensor, what: str = "assignment destination") -> None:
-    """NumPy's ValueError for storing into a read-only array: one that broadcast_to or
-    broadcast_arrays returned (several of its elements are one element of its source). `what`
-    names the store ("output array" for in-place operators)."""
-    if is_broadcast_view(x):
-        raise ValueError(f"{what} is read-only: this array of shape {x.shape} is a broadcast (from broadcast_to "
-                         f"or broadcast_arrays), several of whose elements are one element of its source; store "
-                         f"into a copy instead (xp.asarray(x, copy=True))")
 
 
 def _unstride(u: UOp, axis: int, k: int) -> UOp:

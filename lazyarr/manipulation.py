@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import operator
-import weakref
 from typing import Any, Sequence
 
 from lazyarr import dtypes
@@ -14,22 +13,9 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes, normalize_axis,
                            pad_uop, permute_uop, reshape_uop, shrink_uop)
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.tensor import Tensor, as_tensor, mark_broadcast_view, wrap
 
 MAX_SIZE = 2 ** 63 - 1   # NumPy's npy_intp: the most elements along an axis, and in an array
-
-# the arrays broadcast_to (and broadcast_arrays, where it stretches an axis) returned, by id: read-
-# only, as NumPy's broadcast views are (several of their elements are one element of their source).
-# Keyed by id, not a WeakSet: a set's lookup would compare tensors with ==, which is elementwise
-_broadcast_views: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-def is_broadcast_view(x: Tensor) -> bool:
-    """Whether x is an array that broadcast_to or broadcast_arrays returned (read-only). Arrays
-    computed from it, its copies and its views by indexing or reshaping are not: in lazyarr they
-    are new values."""
-    return _broadcast_views.get(id(x)) is x
-
 
 def check_dimensions(shape: tuple[int, ...]) -> tuple[int, ...]:
     """`shape`, after NumPy's limits: ValueError for an axis longer than an int64 can count
@@ -133,7 +119,7 @@ def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
     out = wrap(expand_uop(x.uop, shape), x.device)
-    _broadcast_views[id(out)] = out
+    mark_broadcast_view(out)
     return out
 
 
@@ -151,7 +137,7 @@ def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
     out = tuple(wrap(expand_uop(t.uop, shape), t.device) for t in ts)
     for t, o in zip(ts, out):
         if t.shape != shape:
-            _broadcast_views[id(o)] = o
+            mark_broadcast_view(o)
     return out
 
 

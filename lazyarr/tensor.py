@@ -278,15 +278,40 @@ def _view(self: Tensor, dtype: Any = None) -> Tensor:
     return wrap(self.uop if d is self.dtype else UOp(Ops.BITCAST, d, (self.uop,)), self.device)
 
 
+# the arrays broadcast_to (and broadcast_arrays, where it stretches an axis) returned, by id: read-
+# only, as NumPy's broadcast views are (several of their elements are one element of their source).
+# Keyed by id, not a WeakSet: a set's lookup would compare tensors with ==, which is elementwise
+_broadcast_views: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def mark_broadcast_view(x: Tensor) -> None:
+    _broadcast_views[id(x)] = x
+
+
+def is_broadcast_view(x: Tensor) -> bool:
+    """Whether x is an array that broadcast_to or broadcast_arrays returned (read-only). Arrays
+    computed from it, its copies and its views by indexing or reshaping are not: in lazyarr they
+    are new values."""
+    return _broadcast_views.get(id(x)) is x
+
+
+def check_writable(x: Tensor, what: str = "assignment destination") -> None:
+    """NumPy's ValueError for storing into a read-only array: one that broadcast_to or
+    broadcast_arrays returned (several of its elements are one element of its source). `what`
+    names the store ("output array" for in-place operators)."""
+    if is_broadcast_view(x):
+        raise ValueError(f"{what} is read-only: this array of shape {x.shape} is a broadcast (from broadcast_to "
+                         f"or broadcast_arrays), several of whose elements are one element of its source; store "
+                         f"into a copy instead (xp.asarray(x, copy=True))")
+
+
+
 def _assign(self: Tensor, value: Any) -> Tensor:
     """Give self the value `value` (broadcast to self's shape, converted to its dtype), in place:
     when nothing can read self's old value anymore, the kernel computing the new one writes into
     its storage. Raises ValueError for a destination that is a broadcast (several of its elements
-    are one cell), and for a value that does not broadcast to self's shape."""
-    from lazyarr.compiler.prepare import broadcast_destination
-    if broadcast_destination(self.uop) is not None:
-        raise ValueError(f"cannot assign into a broadcast array of shape {self.shape}: several of its elements are "
-                         f"one cell (make it contiguous() first)")
+    are one cell: `broadcast_to`'s results), and for a value that does not broadcast to self's shape."""
+    check_writable(self)
     v = as_tensor(value, self.device)
     if v.device is not self.device:
         raise ValueError(f"assign: the value is on {v.device.name}, the array on {self.device.name}")

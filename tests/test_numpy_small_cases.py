@@ -270,3 +270,18 @@ def test_empty_list_and_float_arrays_as_indices():
 def test_tensordot_with_empty_or_no_summed_axes_matches_numpy(sa, sb, axes):
     a, b = np.arange(math.prod(sa), dtype=np.float64).reshape(sa), np.ones(sb)
     assert_close(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=axes), np.tensordot(a, b, axes=axes))
+
+
+@pytest.mark.parametrize("make", [lambda: xp.zeros(3), lambda: xp.ones(3), lambda: xp.full(3, 2.0),
+                                  lambda: xp.tile(xp.asarray([1.0]), 3)])
+def test_assign_into_arrays_made_by_creation_functions_works(make):
+    a = make()
+    a.assign(7.0)   # refused before: their graphs are broadcast constants, their arrays are not
+    assert_close(a, np.full(3, 7.0))
+
+
+def test_assign_into_a_broadcast_is_refused_also_once_realized():
+    b = xp.broadcast_to(xp.asarray([1.0, 2.0, 3.0]), (4, 3))
+    str(b)
+    with pytest.raises(ValueError, match="read-only"):
+        b.assign(2.0)
