@@ -2,8 +2,9 @@
 
 REDUCE(value, *ranges, op) becomes:
 - DEFINE_ACC(identity, *outer ranges): a register holding the reduction's identity, defined
-  inside the ranges the value runs in besides the reduced ones (so a nested reduction restarts
-  its accumulator on every outer iteration);
+  inside the ranges the value runs in besides the reduced ones and the loops around those (so a
+  nested reduction restarts its accumulator on every outer iteration, and control flow orders
+  the reduction's loops with the other loops inside the same ones);
 - the reduced RANGEs take the register as a source, so their loops open after it is defined;
 - ASSIGN(acc, op(acc, value), *ranges) inside those loops, closed by END(assign, *ranges);
 - AFTER(acc, end): the register's value once the loops are done, which is the result.
@@ -66,21 +67,57 @@ def _invariant(red: UOp) -> UOp | None:
     return UOp(Ops.MUL, red.dtype, (value, splat(red.dtype, n)))
 
 
-def _lower_group(members: list[UOp], counter: list[int]) -> dict[UOp, UOp]:
+def _read(acc: UOp, value: UOp, loops) -> UOp:
+    """The accumulator as its update reads it: AFTER(acc, loops the value does not run in), so
+    that the update depends on every loop and is not hoisted out of one (a product of a broadcast
+    value was the value itself, a sum over a broadcast axis counted one repeat)."""
+    missing = [r for r in loops if r not in value.ranges]
+    return UOp(Ops.AFTER, acc.dtype, (acc, *missing)) if missing else acc
+
+
+def enclosing_loops(sink: UOp) -> dict[UOp, frozenset[UOp]]:
+    """Each loop of the kernel's ENDs → the loops it runs inside: those listed before it in its
+    END (outermost first) and those around the END."""
+    out: dict[UOp, frozenset[UOp]] = {}
+    for u in sink.toposort():
+        if u.op is Ops.END:
+            for i, r in enumerate(u.src[1:]):
+                out[r] = out.get(r, frozenset()) | frozenset(u.src[1:i + 1]) | u.ranges
+    return out
+
+
+def _around(red: UOp, enclosing: dict[UOp, frozenset[UOp]]) -> list[UOp]:
+    """The loops a REDUCE's accumulators are defined inside: those its value runs in besides the
+    reduced ones, and the loops around those (an output loop that the value does not read but
+    that encloses one it reads: without it, control flow would not order the reduction's loops
+    with that loop's other children, and could nest them in one another)."""
+    out = set(red.src[0].ranges - frozenset(red.src[1:]))
+    todo = list(out)
+    while todo:
+        for r in enclosing.get(todo.pop(), ()):
+            if r not in out:
+                out.add(r)
+                todo.append(r)
+    return sorted(out, key=lambda r: r.arg)
+
+
+def _lower_group(members: list[UOp], counter: list[int], enclosing: dict[UOp, frozenset[UOp]]) -> dict[UOp, UOp]:
     """Accumulators, one shared loop and the reads after it for REDUCEs over the same ranges."""
     ranges = members[0].src[1:]
     accs = []
     for red in members:
-        outer = sorted(red.src[0].ranges - frozenset(ranges), key=lambda r: r.arg)
+        outer = _around(red, enclosing)
         identity = splat(red.dtype, reduce_identity(red.arg, red.dtype.scalar))
         accs.append(UOp(Ops.DEFINE_ACC, red.dtype, (identity, *outer), len(counter)))
         counter.append(1)
     loops = {r: r.replace(src=(*r.src, *accs)) for r in ranges}
     # the loops are sources of each update so that it runs inside them even when the value
     # does not read them
-    updates = [UOp(Ops.ASSIGN, red.dtype, (acc, UOp(red.arg, red.dtype, (acc, substitute(red.src[0], loops))),
-                                           *loops.values()))
-               for red, acc in zip(members, accs)]
+    updates = []
+    for red, acc in zip(members, accs):
+        value = substitute(red.src[0], loops)
+        updates.append(UOp(Ops.ASSIGN, red.dtype, (acc, UOp(red.arg, red.dtype, (_read(acc, value, loops.values()), value)),
+                                                   *loops.values())))
     body = updates[0] if len(updates) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(updates))
     end = UOp(Ops.END, dtypes.void, (body, *loops.values()))
     return {red: UOp(Ops.AFTER, red.dtype, (acc, end)) for red, acc in zip(members, accs)}
@@ -140,7 +177,8 @@ def _blockable(members: list[UOp]) -> bool:
                not any(u.op is Ops.DEFINE_ACC and u.ranges & ranges for u in red.src[0].toposort()) for red in members)
 
 
-def _lower_blocked(members: list[UOp], counter: list[int], numbers: list[int], j: int, m: int) -> dict[UOp, UOp]:
+def _lower_blocked(members: list[UOp], counter: list[int], enclosing: dict[UOp, frozenset[UOp]], numbers: list[int],
+                   j: int, m: int) -> dict[UOp, UOp]:
     """Blocked lowering of float sums over the same ranges (see the module docstring): per sum
     a Kahan sum s and compensation c defined outside the loops; the outer loops (the ranges
     before ranges[j], then the loop over pieces of ranges[j], or ranges[j] itself when m = 0)
@@ -160,7 +198,7 @@ def _lower_blocked(members: list[UOp], counter: list[int], numbers: list[int], j
         numbers[0] += 1
         return UOp(Ops.RANGE, dtypes.index, (length, *src), numbers[0] - 1)
 
-    around = [sorted(red.src[0].ranges - frozenset(ranges), key=lambda r: r.arg) for red in members]
+    around = [_around(red, enclosing) for red in members]
     sums = [acc(red.dtype, a) for red, a in zip(members, around)]
     comps = [acc(red.dtype, a) for red, a in zip(members, around)]
     state = (*sums, *comps)
@@ -181,7 +219,10 @@ def _lower_blocked(members: list[UOp], counter: list[int], numbers: list[int], j
         inner = {piece: piece, **inner}
     sub.update(inner)
     loops = (*outer, *inner.values())
-    updates = [UOp(Ops.ASSIGN, red.dtype, (p, p + substitute(red.src[0], sub), *loops)) for red, p in zip(members, partials)]
+    updates = []
+    for red, p in zip(members, partials):
+        value = substitute(red.src[0], sub)
+        updates.append(UOp(Ops.ASSIGN, red.dtype, (p, _read(p, value, inner.values()) + value, *loops)))
     end = UOp(Ops.END, dtypes.void, (_group(updates), *inner.values()))
     steps = []
     for red, s, c, p in zip(members, sums, comps, partials):
@@ -203,6 +244,7 @@ def _group(updates: list[UOp]) -> UOp:
 def lower_reduce(sink: UOp) -> UOp:
     counter: list[int] = []
     numbers = [1 + max((u.arg for u in sink.toposort() if u.op is Ops.RANGE), default=-1)]
+    enclosing = enclosing_loops(sink)
     while True:
         order = sink.toposort()
         has_reduce: dict[UOp, bool] = {}
@@ -221,6 +263,6 @@ def lower_reduce(sink: UOp) -> UOp:
                 groups.setdefault(red.src[1:], []).append(red)
         for members in groups.values():
             plan = _blocks(members[0].src[1:], block_length(members)) if _blockable(members) else None
-            mapping.update(_lower_group(members, counter) if plan is None else
-                           _lower_blocked(members, counter, numbers, *plan))
+            mapping.update(_lower_group(members, counter, enclosing) if plan is None else
+                           _lower_blocked(members, counter, enclosing, numbers, *plan))
         sink = substitute(sink, mapping)
