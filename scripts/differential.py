@@ -7,7 +7,7 @@ class and the smallest reproducer of each.
     python scripts/differential.py --show loop:17                  # one program's full report
 
 Checks: float64, float32, int (the eight integer dtypes in turn), loop (unrealized loops: float64,
-float32, int32, uint8 in turn), grad, loopgrad, fd (gradients also against finite differences),
+float32, int32, uint8 in turn), large (values over 16384 elements: float64, int32, float32, uint8), grad, loopgrad, fd (gradients also against finite differences),
 optim (SGD, SGD with momentum, Adam, AdamW in turn). The seeds are the tests' (tests/
 test_differential_*.py run seeds 0..n of the same checks), so a failure here with a small seed
 is one the test suite sees too. Exit status 1 when something failed.
@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tests import random_programs as rp  # noqa: E402
 
 LOOP_KINDS = [("float", "float64"), ("float", "float32"), ("int", "int32"), ("int", "uint8")]
+LARGE_KINDS = [("float", "float64"), ("int", "int32"), ("float", "float32"), ("int", "uint8")]
 OPTIMIZERS = sorted(rp.OPTIMIZERS)
 
 CHECKS = {
@@ -35,6 +36,7 @@ CHECKS = {
     "float32": lambda s: rp.check_forward(s, "float", "float32"),
     "int": lambda s: rp.check_forward(s, "int", rp.INTS[s % len(rp.INTS)]),
     "loop": lambda s: rp.check_forward(s, *LOOP_KINDS[s % 4], loop=True),
+    "large": lambda s: rp.check_forward(s, *LARGE_KINDS[s % 4], large=True),
     "grad": lambda s: rp.check_gradients(s),
     "loopgrad": lambda s: rp.check_gradients(s, loop=True),
     "fd": lambda s: rp.check_gradients(s, finite_differences=True),

@@ -1518,10 +1518,10 @@ class Gen:
             return self.node("reduce", (i,), {"fn": fn, "axis": axis, "keepdims": keepdims,
                                               "style": self.choice(["fn", "method"])}, shape, dtype=dt)
         if fn == "prod":
-            lim = max(1.5, LIMIT ** (1.0 / max(count, 1)))
+            lim = max(1.5 if count <= 8 else 1.0, LIMIT ** (1.0 / max(count, 1)))
             if self.bound(i) > lim:
                 i = self.node("unary", (i,), {"fn": "tanh"}, x.shape, bound=1.0)
-            b = self.bound(i) ** count
+            b = math.exp(min(count * math.log(max(self.bound(i), 1e-300)), 700.0))
         elif fn == "sum":
             b = self.bound(i) * count
         else:
