@@ -134,26 +134,30 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
     points |= {s for u in order if u.op is Ops.COPY for s in u.src if not is_buffer_view(s)}
     points |= {s for u in order if u.op is Ops.CALL for i, s in enumerate(u.src)
                if not is_buffer_view(s) and (i in u.arg.writes or call_run(s) is None)}
-    points |= recomputed_reductions(order, points)
+    points |= recomputed_values(order, points)
     points |= expensive_shared_values(order, points)
     return [u for u in order if u in points]
 
 
-# How many index contexts a value computing a reduction may be evaluated in by its kernel before it
-# gets a buffer: a softmax's exp(x - max) is read by the row's sum and by the output (two), and stays
-# fused; a loop body that reads its previous value twice, once through a reduction (`w - A.T @ (A @ w
-# - b)`), doubles the contexts every iteration.
+# How many index contexts a value may be evaluated in by its kernel before it gets a buffer. One
+# computing a reduction: two (a softmax's exp(x - max) is read by the row's sum and by the output,
+# and stays fused; a loop body reading its previous value twice, once through a reduction, `w -
+# A.T @ (A @ w - b)`, doubles the contexts every iteration). Any other computed value: more, since
+# recomputing it costs no loop (`diff(x, n=12)` reads its values at 13 offsets and is one kernel;
+# a loop reading its state at two indexings, `x = x + roll(x, 1)`, doubles them every iteration).
 RECOMPUTE_CONTEXTS = 2
+RECOMPUTE_CONTEXTS_ELEMENTWISE = 32
 _SAME_INDEX = GroupOp.Elementwise | {Ops.DETACH, Ops.NOOP}
 
 
-def recomputed_reductions(order: list[UOp], points: set[UOp]) -> set[UOp]:
-    """Values that compute a reduction and that the kernels reading them would evaluate at more than
-    RECOMPUTE_CONTEXTS different indexings (reached through different movement ops or reductions):
-    fused, each indexing computes the value and its reduction again, and in a loop never realized
-    the count doubles with every iteration. Users first: a value's contexts are those of its
-    users, one more for each user that indexes it differently; a realize point starts a context of
-    its own."""
+def recomputed_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
+    """Values that the kernels reading them would evaluate at more different indexings (reached
+    through different movement ops or reductions) than RECOMPUTE_CONTEXTS (values computing a
+    reduction) or RECOMPUTE_CONTEXTS_ELEMENTWISE (others): fused, each indexing computes the value
+    again, and in a loop never realized the count doubles with every iteration. Users first: a
+    value's contexts are those of its users, a new one for each user that indexes it differently
+    (SHRINKs add their offsets to their context's, so that shifted windows of one value are one
+    context per offset, not one per path); a realize point starts a context of its own."""
     reduces: dict[UOp, bool] = {}   # whether the node's kernel computes a reduction for it
     for u in order:
         reduces[u] = not is_buffer_view(u) and (u.op is Ops.REDUCE_AXIS or any(
@@ -163,25 +167,30 @@ def recomputed_reductions(order: list[UOp], points: set[UOp]) -> set[UOp]:
         if not is_buffer_view(u):   # (a buffer view's sources are not in `order` before it)
             for s in set(u.src):
                 users.setdefault(s, []).append(u)
-    limit = RECOMPUTE_CONTEXTS + 1   # (enough to know there are more)
-    seen: dict[UOp, frozenset] = {}    # the contexts in which each node's sources see it
+    limit = RECOMPUTE_CONTEXTS_ELEMENTWISE + 1   # (enough to know there are more)
+    seen: dict[UOp, frozenset] = {}    # the contexts (key, offsets) in which each node's sources see it
     found: set[UOp] = set()
     for u in reversed(order):
         contexts: set = set()
         for v in users.get(u, ()):
             if v in points or v in found:
-                contexts.add(id(v))
+                contexts.add((id(v), None))
             elif v.op in _SAME_INDEX:
                 contexts.update(seen[v])
+            elif v.op is Ops.SHRINK:
+                begins = tuple(b for b, _ in v.arg)
+                contexts.update((k, begins if off is None else tuple(map(sum, zip(off, begins)))) for k, off in seen[v])
             else:
-                contexts.update(hash((id(v), c)) for c in seen[v])
+                contexts.update((hash((id(v), c)), None) for c in seen[v])
             if len(contexts) >= limit:
                 break
         if not contexts:   # a root
-            contexts = {id(u)}
-        if len(contexts) > RECOMPUTE_CONTEXTS and reduces[u] and u not in points and u.op not in GroupOp.Movement:
+            contexts = {(id(u), None)}
+        bound = RECOMPUTE_CONTEXTS if reduces[u] else RECOMPUTE_CONTEXTS_ELEMENTWISE
+        if len(contexts) > bound and u not in points and u.op not in GroupOp.Movement and u.src and \
+                not is_buffer_view(u) and u.dtype.itemsize:
             found.add(u)
-            contexts = {id(u)}
+            contexts = {(id(u), None)}
         seen[u] = frozenset(list(contexts)[:limit])
     return found
 
