@@ -24,7 +24,7 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.tensor import Tensor, check_writable, wrap
+from lazyarr.tensor import Tensor, check_writable, is_broadcast_view, mark_broadcast_view, wrap
 from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, pad_uop, reshape_uop,
                            shrink_uop)
 
@@ -112,7 +112,10 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         split = tuple(v for (k, c), n in zip(steps, u.shape) for v in ((c, k) if k > 1 and c > 1 else (n, 1)))
         u = reshape_uop(u, split)
         u = shrink_uop(u, [b for (k, c), n in zip(steps, u.shape[::2]) for b in ((0, n), (0, 1))])
-    return wrap(reshape_uop(u, tuple(out_shape)), x.device)
+    out = wrap(reshape_uop(u, tuple(out_shape)), x.device)
+    if is_broadcast_view(x):   # a view of a read-only broadcast is read-only, as in NumPy
+        mark_broadcast_view(out)
+    return out
 
 
 # ---- assignment ------------------------------------------------------------------------------

@@ -289,9 +289,8 @@ def mark_broadcast_view(x: Tensor) -> None:
 
 
 def is_broadcast_view(x: Tensor) -> bool:
-    """Whether x is an array that broadcast_to or broadcast_arrays returned (read-only). Arrays
-    computed from it, its copies and its views by indexing or reshaping are not: in lazyarr they
-    are new values."""
+    """Whether x is an array that broadcast_to or broadcast_arrays returned, or a basic-index view
+    of one (read-only, as in NumPy). Arrays computed from it and its copies are not."""
     return _broadcast_views.get(id(x)) is x
 
 
