@@ -48,7 +48,12 @@ class Timeout(BaseException):     # not an Exception: the checks' handlers must 
     pass
 
 
+_armed = [False]
+
+
 def _alarm(signum, frame):
+    if not _armed[0]:                # the program has ended: a late alarm is ignored
+        return
     signal.alarm(1)                  # again, should this one land in a __del__, which ignores it
     raise Timeout()
 
@@ -79,17 +84,20 @@ def failure_class(check: str, result) -> str:
 
 def run(check: str, seed: int, timeout: int):
     signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(timeout)
     t = time.time()
     try:
-        r = CHECKS[check](seed)
+        _armed[0] = True
+        signal.alarm(timeout)
+        try:
+            r = CHECKS[check](seed)
+        finally:
+            _armed[0] = False
+            signal.alarm(0)
     except Timeout:
         r = rp.Result(None, ok=False, message=f"timed out after {timeout} s")
         r.timed_out = True
     except Exception as e:    # noqa: BLE001  (a bug of the harness: report it like a failure)
         r = rp.Result(None, ok=False, message=f"harness raised {type(e).__name__}: {e}")
-    finally:
-        signal.alarm(0)
     return r, time.time() - t
 
 

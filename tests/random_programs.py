@@ -1069,10 +1069,11 @@ class Gen:
         return self.choice(self.shapes)
 
     # -- inputs --
-    def float_data(self, shape, bound=2.0):
+    def float_data(self, shape, bound=2.0, dtype=None):
+        dtype = dtype or self.dtype
         if size_of(shape) > 64:
-            return SeededData(self.r.randrange(10 ** 6), shape, self.dtype, -bound, bound)
-        return self.rng.uniform(-bound, bound, shape).astype(self.dtype)
+            return SeededData(self.r.randrange(10 ** 6), shape, dtype, -bound, bound)
+        return self.rng.uniform(-bound, bound, shape).astype(dtype)
 
     def int_data(self, shape, dtype):
         info = np.iinfo(dtype)
@@ -1118,11 +1119,11 @@ class Gen:
         bound = 1.0
         n = size_of(shape)
         if mk in ("asarray_numpy", "asarray_list"):
-            a["data"] = self.float_data(shape, data_bound) if is_float else self.int_data(shape, dtype)
+            a["data"] = self.float_data(shape, data_bound, dtype) if is_float else self.int_data(shape, dtype)
             if mk == "asarray_list" and dtype in ("float64", "int64") and self.chance(0.5):
                 a["omit_dtype"] = True
         elif mk == "asarray_scalar":
-            a["value"] = float(self.float_data((), data_bound)) if is_float else int(self.int_data((), dtype))
+            a["value"] = float(self.float_data((), data_bound, dtype)) if is_float else int(self.int_data((), dtype))
             if dtype in ("float64", "int64") and self.chance(0.5):
                 a["omit_dtype"] = True
             bound = abs(a["value"]) if is_float else 1.0
@@ -1180,11 +1181,11 @@ class Gen:
             a.update(how=how, axes=axes, base_shape=base_shape,
                      base_maker=self.choice(["asarray", "linspace"]) if is_float else "asarray")
             if a["base_maker"] == "asarray":
-                a["base"] = self.float_data(base_shape) if is_float else self.int_data(base_shape, dtype)
+                a["base"] = self.float_data(base_shape, dtype=dtype) if is_float else self.int_data(base_shape, dtype)
             bound = data_bound
         elif mk == "broadcast_view":
             small = tuple(1 if self.chance(0.5) else s for s in shape)[self.r.randrange(len(shape) + 1):]
-            a["data"] = self.float_data(small) if is_float else self.int_data(small, dtype)
+            a["data"] = self.float_data(small, dtype=dtype) if is_float else self.int_data(small, dtype)
             bound = data_bound
         return self._finish_input(a, shape, dtype, param, bound)
 
@@ -1243,7 +1244,7 @@ class Gen:
         out = {"key": key, "base_shape": base_shape,
                "base_maker": self.choice(["asarray", "asarray", "linspace"]) if is_float else "asarray"}
         if out["base_maker"] == "asarray":
-            out["base"] = self.float_data(base_shape, data_bound) if is_float else self.int_data(base_shape, dtype)
+            out["base"] = self.float_data(base_shape, data_bound, dtype) if is_float else self.int_data(base_shape, dtype)
         return out
 
     # -- operations --
@@ -1892,6 +1893,13 @@ def generate(seed, attempt=0, kind="float", dtype="float64", mode="forward", loo
             bools = [i for i, n in enumerate(g.nodes) if n.dtype == "bool"]
             if bools:
                 outputs = sorted(set(outputs) | {g.choice(bools)})
+        if dtype == "float32" and g.chance(0.25):      # float32 with float64 arrays: float64 (0-d too)
+            x = g.pick(g.candidates())
+            y = g.new_input(g.choice([sh for sh in g.shapes if broadcast(sh, g.nodes[x].shape) is not None
+                                      and size_of(broadcast(sh, g.nodes[x].shape)) <= g.max_size]), dtype="float64")
+            g.node("binary", (x, y), {"fn": g.choice(["multiply", "add"]), "style": g.style()},
+                   broadcast(g.nodes[x].shape, g.nodes[y].shape), dtype="float64")
+            outputs = sorted(set(outputs) | {len(g.nodes) - 1})
         conversion = g.choice(["asarray", "asarray", "realize_all", "tolist", "item"])
         return Program(seed, attempt, kind, dtype, mode, g.nodes, outputs, conversion)
     # a scalar loss: the sum / mean / weighted sum of a few values, plus terms for the parameters that
@@ -2261,14 +2269,23 @@ def check_gradients(seed, loop=None, finite_differences=False):
         return Result(None, ok=False, message=str(e))
     t_loss, t_grads = torch_grads(p)
     _, t_grads32 = torch_grads(p, "float32")
+    api = seed % 3 == 1           # every third program through xp.value_and_grad instead of backward()
     try:
         env = evaluate(p, LazyBackend(p))
         loss = env[p.outputs[0]]
-        loss.backward()
         params = [env[i] for i in p.params]
-        xp.realize(loss, *[t.grad for t in params if t.grad is not None])
+        if api:
+            base = {i: env[i] for i in p.inputs}
+
+            def f(*ps):
+                return evaluate(p, LazyBackend(p), {**base, **dict(zip(p.params, ps))})[p.outputs[0]]
+            loss, grads = xp.value_and_grad(f, argnums=tuple(range(len(params))))(*params)
+        else:
+            loss.backward()
+            grads = [t.grad for t in params]
+        xp.realize(loss, *[g for g in grads if g is not None])
         got_loss = float(loss)
-        got = [None if t.grad is None else np.asarray(t.grad) for t in params]
+        got = [None if g is None else np.asarray(g) for g in grads]
     except Exception as e:    # noqa: BLE001
         return Result(p, False, f"lazyarr raised {type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}")
     problems = []
@@ -2290,6 +2307,8 @@ def check_gradients(seed, loop=None, finite_differences=False):
     if finite_differences and not problems:
         problems += finite_difference_problems(p, env, got)
     if problems:
+        if api:
+            problems.append("(gradients by xp.value_and_grad(f, argnums=<the parameters>), f the program)")
         return Result(p, False, "\n".join(problems))
     return Result(p)
 
