@@ -1083,7 +1083,12 @@ class Gen:
             lo, hi = int(info.min), int(info.max)
         if size_of(shape) > 64:
             return SeededData(self.r.randrange(10 ** 6), shape, dtype, lo, hi)
-        return self.rng.integers(lo, hi, shape, dtype=dtype, endpoint=True)
+        data = self.rng.integers(lo, hi, shape, dtype=dtype, endpoint=True)
+        if data.size and self.chance(0.3):       # the extremes, where wrapping shows
+            flat = data.reshape(-1)
+            for j in self.rng.integers(0, flat.size, min(flat.size, 2)):
+                flat[j] = self.choice([int(info.min), int(info.max), int(info.max) - 1, -1 if dtype in SIGNED else 1])
+        return data
 
     def new_input(self, shape, dtype=None, param=None, data_bound=2.0):
         dtype = dtype or self.dtype

@@ -113,14 +113,23 @@ def test_a_sum_of_a_broadcast_array_broadcast_back_compiles(dtype):
                                b - np.sum(b, axis=-1, keepdims=True), rtol=1e-6, atol=1e-6)
 
 
-def test_wrapped_integer_products_shift_and_divide_like_numpy():
-    """(x * x) >> 3 and (x * x) // 8 in int32 where x * x wraps: a compiler that takes signed
-    overflow for impossible (OpenCL C) proves x * x >= 0 and shifts logically."""
-    a = np.array([-105429718, 100000, 65536, -46341], dtype=np.int32)
-    x = xp.asarray(a)
+WRAPPING = {
+    "(x * x) >> 3": lambda x: (x * x) >> 3, "(x * x) // 8": lambda x: (x * x) // 8,
+    "(x + 1) > x": lambda x: (x + 1) > x, "(x - 1) < x": lambda x: (x - 1) < x,
+    "(x * 2) // 2": lambda x: (x * 2) // 2, "(x + x) // 2": lambda x: (x + x) // 2,
+    "abs(x) >= 0": lambda x: abs(x) >= 0, "-x < 0": lambda x: -x < 0,
+}
+
+
+@pytest.mark.parametrize("expr", sorted(WRAPPING))
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_signed_overflow_wraps_before_it_is_compared_shifted_or_divided(dtype, expr):
+    """Signed arithmetic wraps (README), also where a compiler that takes signed overflow for
+    impossible (OpenCL C) would simplify: x + 1 > x, (x * 2) // 2, abs(x) >= 0, x * x >= 0."""
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, -105429718, 100000, 65536, -46341, 5, -7], dtype=dtype)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(np.asarray((x * x) >> 3), (a * a) >> 3)
-        np.testing.assert_array_equal(np.asarray((x * x) // 8), (a * a) // 8)
+        np.testing.assert_array_equal(np.asarray(WRAPPING[expr](xp.asarray(a))), WRAPPING[expr](a))
 
 
 def test_integer_to_a_negative_power_raises_like_numpy():
