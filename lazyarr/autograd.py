@@ -96,10 +96,10 @@ def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[
     nodes gradients flow through (`_on_path` for the targets or more), if the caller has them."""
     if order is None:
         order = root.toposort()
-    if on_path is None:
-        on_path = _on_path(order, set(targets).__contains__)
-    adjoints: dict[UOp, UOp] = {root: root_adjoint}
     wanted = set(targets)
+    if on_path is None:
+        on_path = _on_path(order, wanted.__contains__)
+    adjoints: dict[UOp, UOp] = {root: root_adjoint}
     for u in reversed(order):
         g = adjoints.get(u)
         # a target is a variable of its own: its adjoint does not flow on into what it was computed from
@@ -145,7 +145,7 @@ def backward(self: Tensor, gradient: Any = None) -> None:
         adjoint = g.astype(self.dtype).uop
     # the leaves' markers the graph reads (a leaf realized or updated since has several)
     live = _tensor.grad_leaf_tensors()
-    markers = [u for u in on_path if is_grad_leaf(u)]
+    markers = [u for u in order if u in on_path and is_grad_leaf(u)]   # (in graph order: the same every step)
     shares: dict[tuple, list[UOp]] = {}
     for m, g in zip(markers, gradients(graph, markers, adjoint, order, on_path)):
         if g is not None:
