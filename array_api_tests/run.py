@@ -2,7 +2,7 @@
 """Run the official array API conformance suite (data-apis/array-api-tests) against lazyarr.
 
 The suite lives outside this repository, in a checkout laid out by
-/work/shared/tools/array-api-suite.sh; say where with ARRAY_API_TESTS_DIR (default: the folder
+../shared/tools/array-api-suite.sh; say where with ARRAY_API_TESTS_DIR (default: the folder
 `array-api-suite` next to the repository). See array_api_tests/README.md.
 
     python array_api_tests/run.py                    # this issue's target files (--scope issue8)
@@ -49,7 +49,7 @@ def suite_dir() -> Path:
     d = Path(os.environ.get("ARRAY_API_TESTS_DIR") or REPO.parent / "array-api-suite")
     if not (d / "array_api_tests" / "__init__.py").exists():
         sys.exit(f"no array-api-tests checkout at {d}: fetch github:data-apis/array-api-tests and "
-                 f"github:data-apis/array-api, run /work/shared/tools/array-api-suite.sh, and set "
+                 f"github:data-apis/array-api, run ../shared/tools/array-api-suite.sh, and set "
                  f"ARRAY_API_TESTS_DIR to the folder it made")
     return d
 
