@@ -1,7 +1,7 @@
 """The official array API conformance suite (data-apis/array-api-tests), included in the project's
 test command when a checkout is present.
 
-Set ARRAY_API_TESTS_DIR to a checkout laid out by /work/shared/tools/array-api-suite.sh, and
+Set ARRAY_API_TESTS_DIR to a checkout laid out by ../shared/tools/array-api-suite.sh, and
 `python -m pytest tests` runs `array_api_tests/run.py` (this issue's target files, 20 examples,
 lazyarr's xfails) and fails when the suite reports failures. Without the variable, or without the
 suite's requirements (pytest-json-report, ndindex), the test is skipped: CI has no checkout.
