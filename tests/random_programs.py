@@ -2310,7 +2310,12 @@ def check_gradients(seed, loop=None, finite_differences=False):
         if why:
             problems.append(why)
     if finite_differences and not problems:
-        problems += finite_difference_problems(p, env, got)
+        try:
+            problems += finite_difference_problems(p, env, got)
+        except Exception as e:    # noqa: BLE001
+            return Result(p, False, f"lazyarr raised {type(e).__name__} computing the program's values for finite "
+                                    f"differences (under no_grad, parameters replaced by asarray): {e}\n"
+                                    f"{traceback.format_exc(limit=-6)}")
     if problems:
         if api:
             problems.append("(gradients by xp.value_and_grad(f, argnums=<the parameters>), f the program)")

@@ -113,6 +113,14 @@ def test_a_sum_of_a_broadcast_array_broadcast_back_compiles(dtype):
                                b - np.sum(b, axis=-1, keepdims=True), rtol=1e-6, atol=1e-6)
 
 
+def test_a_sum_over_a_matmul_broadcast_against_its_input_compiles():
+    """sum(a + a @ w), a of shape (2, 1, 3): the sum's compensated blocks used a value out of its
+    scope (CompileError: 'alu7' undeclared)."""
+    a, w = np.linspace(-1, 1, 6).reshape(2, 1, 3), np.full(3, 0.39)
+    np.testing.assert_allclose(float(xp.sum(xp.asarray(a) + xp.asarray(a) @ xp.asarray(w))), np.sum(a + a @ w),
+                               rtol=1e-12)
+
+
 WRAPPING = {
     "(x * x) >> 3": lambda x: (x * x) >> 3, "(x * x) // 8": lambda x: (x * x) // 8,
     "(x + 1) > x": lambda x: (x + 1) > x, "(x - 1) < x": lambda x: (x - 1) < x,
