@@ -104,3 +104,20 @@ def test_every_way_of_making_a_parameter_gets_its_own_gradient(maker):
     np.testing.assert_allclose(float(loss), tl.item(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(p.grad), tp.grad.numpy(), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(np.asarray(q.grad), tq.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+# ---- failure classes the random programs found, as small cases ----
+
+@pytest.mark.timeout(TIMEOUT)
+def test_the_gradient_of_a_loop_of_concatenated_slices_stays_linear():
+    """8 steps of s = s/2 + tanh(concat(s[-1:], s[:-1]))/2, then backward(): the backward graph reads
+    each step's gradient at two shifted indexings (RewriteNotConverging; 5-6 steps took 10-55 s)."""
+    x0 = np.linspace(0.5, 3.0, 6)
+    x, tx = xp.asarray(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+    s, ts = x, tx
+    for _ in range(8):
+        s = s * 0.5 + xp.tanh(xp.concat([s[-1:], s[:-1]])) * 0.5
+        ts = ts * 0.5 + torch.tanh(torch.cat([ts[-1:], ts[:-1]])) * 0.5
+    xp.sum(s).backward()
+    torch.sum(ts).backward()
+    np.testing.assert_allclose(np.asarray(x.grad), tx.grad.numpy(), rtol=1e-12)

@@ -158,16 +158,20 @@ def test_integer_to_a_negative_power_raises_like_numpy():
 
 
 @pytest.mark.timeout(TIMEOUT)
-@pytest.mark.parametrize("step", ["roll", "concat_of_slices", "flip_plus_self"])
+@pytest.mark.parametrize("step", ["roll", "concat_of_slices", "flip_plus_self", "minus_flip_of_a_product"])
 def test_a_loop_reading_its_state_at_several_indexings_stays_linear(step):
-    """16 steps of a roll (xp.roll, or concat of two slices) or of s[::-1] + s: each step reads the
-    state at two indexings, which fused into one kernel doubles the index expression per step."""
+    """16 steps of a roll (xp.roll, or concat of two slices), of s[::-1] + s or of s - flip(s * c) / 2:
+    each step reads the state at two indexings, which fused into one kernel doubles the index
+    expression per step."""
     s, ref = xp.asarray(np.arange(6.0)), np.arange(6.0)
     for _ in range(16):
         if step == "roll":
             s, ref = xp.roll(s, 1) * 0.5, np.roll(ref, 1) * 0.5
         elif step == "concat_of_slices":
             s, ref = xp.tanh(xp.concat([s[-1:], s[:-1]])), np.tanh(np.concatenate([ref[-1:], ref[:-1]]))
-        else:
+        elif step == "flip_plus_self":
             s, ref = xp.tanh(s[::-1] + s), np.tanh(ref[::-1] + ref)
+        else:                                    # s - flip(s * c) / 2: 16 steps of RewriteNotConverging
+            c = np.array([1.0, 0.5, 1.0, 0.5, 1.0, 0.5])
+            s, ref = s - xp.flip(s * xp.asarray(c)) * 0.5, ref - np.flip(ref * c) * 0.5
     np.testing.assert_allclose(np.asarray(s), ref, rtol=1e-12)
