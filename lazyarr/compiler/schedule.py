@@ -506,7 +506,7 @@ def output_groups(points: list[UOp], buffers: dict[UOp, Buffer], excluded: set[U
             if g[0].shape != q.shape or buffers[g[0]].device is not buffers[q].device or \
                     not any(reads[q] & (reads[m] | {m}) for m in g):
                 continue
-            if any(s in members for n in nodes[q] if n.op in GroupOp.Movement for s in n.src):
+            if _read_moved(nodes[q], members, stops):
                 continue   # reads a member at other indices
             if any(reads[r] & members for r in points[position[g[0]] + 1:position[q]] if r not in members):
                 continue
@@ -515,6 +515,22 @@ def output_groups(points: list[UOp], buffers: dict[UOp, Buffer], excluded: set[U
         else:
             groups.append([q])
     return {p: tuple(g) for g in groups if len(g) > 1 for p in g}
+
+
+def _read_moved(kernel_nodes: set[UOp], members: set[UOp], stops: set[UOp]) -> bool:
+    """Whether the kernel computing `kernel_nodes` reads one of `members` under a movement op, that
+    is at other indices than its own (as `flip(m * c)` reads `m`)."""
+    stack = [s for n in kernel_nodes if n.op in GroupOp.Movement for s in n.src]
+    seen: set[UOp] = set()
+    while stack:
+        u = stack.pop()
+        if u in members:
+            return True
+        if u in seen or u in stops or is_buffer_view(u):
+            continue
+        seen.add(u)
+        stack.extend(u.src)
+    return False
 
 
 def generic_limit(value: UOp, renderer: Any) -> int:
