@@ -113,8 +113,6 @@ def test_a_sum_of_a_broadcast_array_broadcast_back_compiles(dtype):
                                b - np.sum(b, axis=-1, keepdims=True), rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=Exception, reason="a regression of this session's blocked float sums (lower_reduce), "
-                   "open in issue 14's note: the compensated blocks read a value outside its scope")
 def test_a_sum_over_a_matmul_broadcast_against_its_input_compiles():
     """sum(a + a @ w), a of shape (2, 1, 3): the sum's compensated blocks used a value out of its
     scope (CompileError: 'alu7' undeclared)."""

@@ -76,11 +76,12 @@ def _read(acc: UOp, value: UOp, loops) -> UOp:
 
 
 def enclosing_loops(sink: UOp) -> dict[UOp, frozenset[UOp]]:
-    """Each loop of the kernel's ENDs → the loops it runs inside: those listed before it in its
-    END (outermost first) and those around the END."""
+    """Each loop of the kernel's ENDs and REDUCEs → the loops it runs inside: those listed before it
+    in its END or REDUCE (outermost first) and those around that node. (A REDUCE's loops enclose
+    the reductions in its value: `sum(a + a @ w)` computes the matmul inside the sum's loops.)"""
     out: dict[UOp, frozenset[UOp]] = {}
     for u in sink.toposort():
-        if u.op is Ops.END:
+        if u.op in (Ops.END, Ops.REDUCE):
             for i, r in enumerate(u.src[1:]):
                 out[r] = out.get(r, frozenset()) | frozenset(u.src[1:i + 1]) | u.ranges
     return out
