@@ -129,14 +129,6 @@ WRAPPING = {
 }
 
 
-# A known bug, open in issue 14's note: the OpenCL renderer writes signed arithmetic as C does, and
-# OpenCL C (clang, for PoCL) takes signed overflow for impossible, so PoCL folds x + 1 > x to true
-# (the CPU compiles with -fwrapv). The fix is to render signed +, -, *, negation through unsigned.
-_OPENCL_WRAPS_NOT = pytest.mark.xfail(os.environ.get("LAZYARR_DEVICE", "cpu").startswith("opencl"), strict=False,
-                                      reason="OpenCL C assumes no signed overflow (see the comment above)")
-
-
-@_OPENCL_WRAPS_NOT
 @pytest.mark.parametrize("expr", sorted(WRAPPING))
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 def test_signed_overflow_wraps_before_it_is_compared_shifted_or_divided(dtype, expr):

@@ -25,7 +25,7 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
 from __future__ import annotations
 
 from lazyarr import dtypes
-from lazyarr.compiler.render_c import MATH_FUNCTIONS, CRenderer, c_type
+from lazyarr.compiler.render_c import INFIX, MATH_FUNCTIONS, UNSIGNED_OF, CRenderer, c_type
 from lazyarr.compiler.uop import Ops, UOp
 
 TYPEDEFS = ("typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
@@ -33,6 +33,21 @@ TYPEDEFS = ("typedef char int8_t; typedef short int16_t; typedef int int32_t; ty
 MAX_WORK_ITEMS = 1 << 20
 MAX_GROUPS = 1 << 16   # work-groups along a dimension (the group loops are grid-stride too)
 GROUP_SIZE = 256       # work-items that share a group reduction (lazyarr.compiler.group)
+WRAPPING = (Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.ABS, Ops.MULACC)   # signed ops that may overflow
+
+
+def index_only(program: list[UOp]) -> frozenset[UOp]:
+    """The nodes computed only for addresses, loop bounds and gates: index arithmetic, which
+    stays signed (it never overflows for a valid address, and the compiler may simplify it)."""
+    users: dict[UOp, list[UOp]] = {u: [] for u in program}
+    for u in program:
+        for s in u.src:
+            users.setdefault(s, []).append(u)
+    out: set[UOp] = set()
+    for u in reversed(program):   # users first
+        if users[u] and all(v.op in (Ops.INDEX, Ops.RANGE) or v in out for v in users[u]):
+            out.add(u)
+    return frozenset(out)
 
 
 class OpenCLRenderer(CRenderer):
@@ -55,6 +70,7 @@ class OpenCLRenderer(CRenderer):
         self._grouped = False
         self._group = 1
         self._sizes = 0
+        self._index_only: frozenset = frozenset()
 
     def loop_pragmas(self, program: list[UOp]) -> dict[UOp, str]:
         return {}
@@ -65,6 +81,7 @@ class OpenCLRenderer(CRenderer):
 
     def render(self, name: str, program: list[UOp], arguments: tuple[int, int] | None = None) -> str:
         self._sizes = arguments[1] if arguments else 0
+        self._index_only = index_only(program)
         lid = next((u for u in program if u.op is Ops.DEFINE_VAR and u.arg[0] == "lidx0"), None)
         self._strided = frozenset(u for u in program if u.op is Ops.RANGE and lid is not None and lid in u.src)
         self._barrier_loops = frozenset().union(*(u.ranges for u in program if u.op is Ops.BARRIER))
@@ -103,7 +120,18 @@ class OpenCLRenderer(CRenderer):
     def alu(self, u: UOp, a: list[str]) -> str:
         # log1p(x) rounds to x where |x| is below half an ulp of 1; PoCL's gives 0 for the smallest
         # subnormals (and misrounds others)
-        return f"lz_log1p({a[0]})" if u.op is Ops.LOG1P else super().alu(u, a)
+        if u.op is Ops.LOG1P:
+            return f"lz_log1p({a[0]})"
+        d = u.dtype
+        if u.op in WRAPPING and d in UNSIGNED_OF and d.itemsize >= 4 and u not in self._index_only:
+            # OpenCL C takes signed overflow for impossible (clang folds x + 1 > x to true), NumPy
+            # wraps: the operation runs on the unsigned type, and converts back modulo 2^n
+            t, ut = c_type(d), UNSIGNED_OF[d]
+            x = [f"(({ut}){v})" for v in a]
+            expr = {Ops.NEG: lambda: f"(0 - {x[0]})", Ops.ABS: lambda: f"({a[0]} < 0 ? 0 - {x[0]} : {x[0]})",
+                    Ops.MULACC: lambda: f"({x[0]} * {x[1]} + {x[2]})"}.get(u.op, lambda: f"({x[0]} {INFIX[u.op]} {x[1]})")()
+            return f"(({t}){expr})"
+        return super().alu(u, a)
 
     def param(self, g: UOp) -> str:
         base = "uchar" if g.dtype.base is dtypes.bool_ else c_type(g.dtype.base)
