@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -195,11 +196,20 @@ class no_grad:
 def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Tensor, Any]]:
     """f's value and its gradient with respect to the arguments `argnums` (one Tensor, or a tuple
     for a sequence). f must return a floating-point tensor of one element."""
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    try:
+        nums = (operator.index(argnums),) if not isinstance(argnums, Sequence) else tuple(map(operator.index, argnums))
+    except TypeError:
+        raise TypeError(f"grad: argnums must be an int or a sequence of ints, got {argnums!r}") from None
 
     def wrapper(*args: Any, **kwargs: Any) -> tuple[Tensor, Any]:
+        if any(not -len(args) <= i < len(args) for i in nums):
+            raise TypeError(f"grad: differentiating with respect to argnums={argnums!r} needs that many positional "
+                            f"arguments, got {len(args)}")
+        # an argument listed twice is one input (and gets its gradient in each place)
+        where = [i % len(args) for i in nums]
+        distinct = list(dict.fromkeys(where))
         marked, markers = list(args), []
-        for i in nums:
+        for i in distinct:
             t = as_tensor(args[i])
             if not t.dtype.is_inexact:
                 raise TypeError(f"grad: argument {i} has dtype {t.dtype}; gradients need floating-point inputs")
@@ -211,8 +221,9 @@ def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -
             raise ValueError("grad: the function must return a floating-point tensor of one element, got "
                              + (f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, Tensor) else type(out).__name__))
         grads = gradients(out.uop, markers, const(1.0, out.dtype, out.shape))
-        results = [wrap(g if g is not None else const(0.0, m.dtype, m.shape), out.device) for g, m in zip(grads, markers)]
-        return out, results[0] if isinstance(argnums, int) else tuple(results)
+        results = {i: wrap(g if g is not None else const(0.0, m.dtype, m.shape), out.device)
+                   for i, g, m in zip(distinct, grads, markers)}
+        return out, results[where[0]] if not isinstance(argnums, Sequence) else tuple(results[i] for i in where)
     return wrapper
 
 

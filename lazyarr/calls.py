@@ -217,6 +217,10 @@ def custom_kernel(source: str, name: str, inputs: Sequence[Any], outputs: Sequen
     U0* in0, ..., long or double scalars)`, launched over `global_size` work-items (default: the
     first result's element count; the driver picks the work-group size). Returns the results: the
     new outputs, then the written inputs' new values (one tensor, or a tuple)."""
+    if not isinstance(source, str):
+        raise TypeError(f"custom_kernel: the source must be a str, got {type(source).__name__}")
+    if not isinstance(name, str):
+        raise TypeError(f"custom_kernel: the name must be a str, got {type(name).__name__}")
     if not name.isidentifier():
         raise ValueError(f"custom_kernel: {name!r} is not a C identifier")
     return _call(name, source, None, inputs, outputs, writes, scalars, global_size)

@@ -65,7 +65,7 @@ class Info:
         dev = _device(device)
         kinds = kind if isinstance(kind, tuple) else (kind,)
         for k in kinds:
-            if k is not None and k not in _KINDS:
+            if kind is not None and not (isinstance(k, str) and k in _KINDS):
                 raise ValueError(f"unknown dtype kind {k!r}; expected one of {', '.join(_KINDS)}")
         return {d.name: d for d in dtypes.ALL
                 if _computes(dev, d) and (kind is None or any(_KINDS[k](d) for k in kinds))}

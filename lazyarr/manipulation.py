@@ -124,8 +124,13 @@ def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
-    """The shape arrays of `shapes` broadcast to (() for none). Raises ValueError when they do not."""
-    return graph_broadcast_shapes(*(_shape_arg(s) for s in shapes))
+    """The shape arrays of `shapes` broadcast to (() for none). Raises ValueError when they do not,
+    for a negative size, or for a result with more elements than an int64 can count."""
+    shapes = tuple(_shape_arg(s) for s in shapes)
+    for s in shapes:
+        if any(n < 0 for n in s):
+            raise ValueError(f"negative dimensions are not allowed: {s}")
+    return check_dimensions(graph_broadcast_shapes(*shapes))
 
 
 def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:

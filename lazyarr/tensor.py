@@ -332,6 +332,9 @@ Tensor.assign = _assign
 def realize(*tensors: Tensor) -> None:
     """Compute several tensors in one schedule, so shared work runs once."""
     from lazyarr.compiler.schedule import is_buffer_view, realized, realized_for, run, schedule_realize
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"realize: expected Tensors, got {type(t).__name__}")
     unique = list({id(t): t for t in tensors}.values())
     todo = [t for t in unique if not is_buffer_view(t.uop) and
             not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
