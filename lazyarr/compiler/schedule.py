@@ -412,7 +412,7 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
     extra: set[UOp] = {r for r in complex_roots if is_buffer_view(r) and not isinstance(view_buffer(r), RealView)}
     made: dict[UOp, Buffer] = {}                     # a point keeps its buffer from round to round,
     rangeified: dict[tuple[UOp, UOp], tuple] = {}     # so a kernel no new point changed is rangeified once
-    while True:   # a round ends at the first kernel with redundant reductions: they get buffers of their own
+    while True:   # a round that finds redundant reductions in its kernels gives them buffers of their own
         points = find_realize_points(roots, extra)
         views: dict[UOp, UOp] = {}
         buffers: dict[UOp, Buffer] = {}
@@ -461,10 +461,14 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
             ast, bufs, redundant, sizes = rangeified[key]
             if redundant:   # found in graphs with the points replaced: mapped back
                 back = {new: old for old, new in replaced.items()}
-                # a point realized already cannot be made cheaper by another round
-                found = {back.get(r, r) for r in redundant} - extra
-                if found:   # the kernels after this one would be rangeified with those reductions fused
-                    break
+                # a point realized already cannot be made cheaper by another round; the other
+                # kernels are still rangeified, so that one round finds the reductions of them all
+                new = {back.get(r, r) for r in redundant} - extra
+                if new:
+                    found |= new
+                    continue
+            if found:
+                continue   # this round's items are thrown away
             items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes, len(group)))
         if not found:
             break
