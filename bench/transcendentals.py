@@ -23,7 +23,7 @@ from lazyarr import dtypes  # noqa: E402
 from lazyarr.compiler.codegen import generate  # noqa: E402
 from lazyarr.compiler.render_c import CRenderer  # noqa: E402
 from lazyarr.compiler.uop import Ops, UOp  # noqa: E402
-from lazyarr.runtime.device import get_device  # noqa: E402
+from lazyarr.runtime.devices import get_device# noqa: E402
 
 FUNCTIONS = {Ops.EXP: np.exp, Ops.EXP2: np.exp2, Ops.EXPM1: np.expm1, Ops.LOG: np.log, Ops.LOG2: np.log2,
              Ops.LOG1P: np.log1p, Ops.SIN: np.sin, Ops.COS: np.cos, Ops.TAN: np.tan, Ops.TANH: np.tanh,

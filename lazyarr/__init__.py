@@ -27,8 +27,9 @@ from lazyarr.searching import argmax, argmin, count_nonzero
 from lazyarr.linalg import matmul, tensordot, vecdot
 from lazyarr.data_types import astype, can_cast, isdtype, result_type
 from lazyarr.inspection import __array_namespace_info__
-from lazyarr.runtime.device import Device, get_device
-from lazyarr.runtime.cpu import CompileError
+from lazyarr.runtime.device import Device
+from lazyarr.runtime.devices import get_device
+from lazyarr.runtime.errors import CompileError
 from lazyarr import settings
 from lazyarr.autograd import grad, no_grad, value_and_grad
 from lazyarr.gathering import take, take_along_axis

@@ -7,7 +7,7 @@ from lazyarr import (conversion, data_types, dtypes, elementwise as ew, indexing
                      searching, statistics as st)
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import const
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 from lazyarr.tensor import Tensor, check_writable, wrap
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")

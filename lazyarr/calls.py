@@ -36,7 +36,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 from lazyarr.tensor import Tensor, as_tensor, realize, wrap
 
 

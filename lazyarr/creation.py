@@ -20,7 +20,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.schedule import buffer_view
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.runtime.device import Buffer, Device, get_device
+from lazyarr.runtime.device import Buffer, Device
+from lazyarr.runtime.devices import get_device
 from lazyarr.tensor import Tensor, is_scalar, wrap
 from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
 from lazyarr.manipulation import MAX_SIZE, check_dimensions

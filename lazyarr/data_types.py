@@ -5,7 +5,7 @@ from typing import Any
 
 from lazyarr import dtypes
 from lazyarr.dtypes import DType, finfo, iinfo  # noqa: F401  (re-exported)
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 from lazyarr.tensor import Tensor, as_tensor, wrap
 from lazyarr.graph import cast_uop
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from lazyarr import dtypes
-from lazyarr.runtime.device import Device, available_devices, get_device
+from lazyarr.runtime.device import Device
+from lazyarr.runtime.devices import available_devices, get_device
 
 _KINDS = {
     "bool": lambda d: d.is_bool,

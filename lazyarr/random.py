@@ -22,7 +22,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, iota, normalize_shape
 from lazyarr.graph import alu, cast_uop, expand_uop, gather_uop, reshape_uop
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 from lazyarr.tensor import Tensor, wrap
 
 GOLDEN = 0x9E3779B97F4A7C15

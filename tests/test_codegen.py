@@ -12,7 +12,8 @@ from lazyarr.compiler.rangeify import map_reshape, rangeify, reshape_groups
 from lazyarr.compiler.schedule import buffer_view
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.runtime.device import Buffer, get_device
+from lazyarr.runtime.device import Buffer
+from lazyarr.runtime.devices import get_device
 from tests.helpers import assignments, evaluate
 
 idx = dtypes.index

@@ -28,7 +28,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.codegen import generate
 from lazyarr.compiler.render_c import CRenderer
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 
 F32, F64 = dtypes.float32, dtypes.float64
 REFERENCE = {Ops.EXP: np.exp, Ops.EXP2: np.exp2, Ops.EXPM1: np.expm1, Ops.LOG: np.log, Ops.LOG2: np.log2,

@@ -16,7 +16,8 @@ from lazyarr import dtypes
 from lazyarr.compiler import schedule, uop
 from lazyarr.compiler.schedule import buffer_view, realized_for
 from lazyarr.compiler.uop import Ops, UOp, node_exists
-from lazyarr.runtime.device import Buffer, get_device
+from lazyarr.runtime.device import Buffer
+from lazyarr.runtime.devices import get_device
 
 native = uop._native
 needs_native = pytest.mark.skipif(native is None, reason="LAZYARR_NATIVE=0: the Python table is in use")

@@ -18,7 +18,7 @@ from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.opts import AxisPlan, Opt, OptTarget, analyse, apply_opts, heuristic, optimize, parts
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 
 
 @pytest.fixture(autouse=True)

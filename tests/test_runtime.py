@@ -8,7 +8,7 @@ import pytest
 import lazyarr as xp
 from lazyarr import settings
 from lazyarr.runtime import cpu
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 
 
 def compile_fresh(source, name="k"):

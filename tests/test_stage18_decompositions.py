@@ -10,7 +10,7 @@ from lazyarr.compiler.codegen import generate
 from lazyarr.compiler.decompositions import Target, decompose, fast_div, magic
 from lazyarr.compiler.render_c import CRenderer
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 from tests.helpers import evaluate
 
 i32, i64, f32 = dtypes.int32, dtypes.int64, dtypes.float32

@@ -8,7 +8,7 @@ from lazyarr.compiler.final_rewrite import final_rewrite
 from lazyarr.compiler.render_c import CRenderer
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.runtime.device import get_device
+from lazyarr.runtime.devices import get_device
 
 f32, idx = dtypes.float32, dtypes.index
 v4 = f32.vec(4)

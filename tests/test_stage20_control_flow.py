@@ -10,7 +10,8 @@ from lazyarr.compiler.rangeify import rangeify
 from lazyarr.compiler.schedule import buffer_view
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.runtime.device import Buffer, get_device
+from lazyarr.runtime.device import Buffer
+from lazyarr.runtime.devices import get_device
 
 f32, idx = dtypes.float32, dtypes.index
 TRUE = UOp.const(dtypes.bool_, True)

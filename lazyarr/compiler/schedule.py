@@ -34,7 +34,8 @@ from lazyarr.compiler.stages import stage_anchors
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, node_exists
 from lazyarr.dtypes import DType
-from lazyarr.runtime.device import Buffer, Device, RealView, get_device
+from lazyarr.runtime.device import Buffer, Device, RealView
+from lazyarr.runtime.devices import get_device
 
 class _Realized:
     """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`), so

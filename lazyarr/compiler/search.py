@@ -72,7 +72,8 @@ def search(*tensors: Any, runs: int = 5) -> list[SearchResult]:
 def _search_kernel(item: Any, runs: int) -> SearchResult | None:
     from lazyarr.compiler.codegen import generate, kernel_name
     from lazyarr.runtime import executor
-    from lazyarr.runtime.cpu import CompileError, kernel_key
+    from lazyarr.runtime.cpu import kernel_key
+    from lazyarr.runtime.errors import CompileError
     device, renderer = item.device, item.device.renderer
     target = renderer.opt_target()
     k = analyse(simplify(item.ast)) if target is not None else None

@@ -48,6 +48,7 @@ from lazyarr.compiler.uop import is_generic
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, discard, load_cached, lookup
 from lazyarr.runtime.device import Buffer, Device
+from lazyarr.runtime.errors import CompileError
 
 ALIGNMENT = 64
 POOL_BYTES = 1 << 30   # freed memory kept for reuse, at most
@@ -67,15 +68,6 @@ _dlopen, _dlsym, _dlerror = _libc.dlopen, _libc.dlsym, _libc.dlerror
 RTLD_NOW = 2
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _CPUS = os.cpu_count() or 1
-
-
-class CompileError(RuntimeError):
-    """A kernel failed to compile. `.source` is the kernel, `.log` the compiler's message."""
-
-    def __init__(self, message: str, source: str = "", log: str = ""):
-        super().__init__(f"{message}\n--- compiler output ---\n{log}\n--- kernel source ---\n{source}"
-                         if source else message)
-        self.source, self.log = source, log
 
 
 @functools.lru_cache(maxsize=None)

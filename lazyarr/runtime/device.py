@@ -2,8 +2,8 @@
 
 A `Device` owns everything that differs between targets: how memory is allocated, how values
 are copied in and out of it, which renderer writes its kernels and how they are compiled and
-launched. `get_device(name)` returns the one Device object for a name ("cpu", "opencl",
-"opencl:1"); users see these objects as `Tensor.device`.
+launched. `lazyarr.runtime.devices.get_device(name)` returns the one Device object for a name
+("cpu", "opencl", "opencl:1"); users see these objects as `Tensor.device`.
 
 A `Buffer` is a run of `size` elements of one dtype on one device. It is allocated on first use,
 so that building a schedule costs no memory. A complex buffer of n elements also has a real view
@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr import settings
 from lazyarr.dtypes import DType
 
 
@@ -30,11 +29,8 @@ class Device:
         return f"Device({self.name!r})"
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            try:
-                other = get_device(other)
-            except ValueError:
-                return False
+        if isinstance(other, str):   # "opencl" is the device named "opencl:0"
+            return self.name == canonical_name(other)
         return self is other
 
     def __hash__(self) -> int:
@@ -166,39 +162,7 @@ class RealView(Buffer):
         return self
 
 
-_devices: dict[str, Device] = {}
-
-
 def canonical_name(name: str) -> str:
+    """The name of the device `name` stands for: "opencl" is "opencl:0"."""
     name = name.lower()
     return "opencl:0" if name == "opencl" else name
-
-
-def get_device(name: Any = None) -> Device:
-    """The Device for `name` (a Device, a string such as "cpu", or None for the default).
-    Raises ValueError for an unknown device."""
-    if isinstance(name, Device):
-        return name
-    if name is None:
-        name = settings.default_device
-    if not isinstance(name, str):
-        raise TypeError(f"device must be a Device or a string, got {type(name).__name__}")
-    key = canonical_name(name)
-    if key not in _devices:
-        if key == "cpu":
-            from lazyarr.runtime.cpu import CPUDevice
-            _devices[key] = CPUDevice()
-        elif key.startswith("opencl:") and key[7:].isdigit():
-            from lazyarr.runtime.opencl import INSTALL_HINT, OpenCLDevice, opencl_devices
-            if not opencl_devices():
-                raise RuntimeError(INSTALL_HINT)
-            _devices[key] = OpenCLDevice(int(key[7:]))
-        else:
-            raise ValueError(f"unknown device {name!r}; available devices: {', '.join(available_devices())}")
-    return _devices[key]
-
-
-def available_devices() -> list[str]:
-    """The names of every usable device: "cpu", then "opencl:N" for each OpenCL device found."""
-    from lazyarr.runtime.opencl import opencl_devices
-    return ["cpu", *(f"opencl:{i}" for i in range(len(opencl_devices())))]

@@ -24,8 +24,8 @@ import numpy as np
 from lazyarr import dtypes, settings
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, load_cached, pocl_cache_dir
-from lazyarr.runtime.cpu import CompileError
 from lazyarr.runtime.device import Buffer, Device
+from lazyarr.runtime.errors import CompileError
 
 INSTALL_HINT = ("no OpenCL platform is available: install one, e.g. PoCL for the CPU (Debian/Ubuntu: "
                 "apt-get install -y pocl-opencl-icd) and pyopencl (pip install pyopencl)")
