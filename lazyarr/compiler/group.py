@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 from lazyarr import dtypes
+from lazyarr.compiler.kernel_axes import Opt, stride
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.uop import Ops, UOp
 
@@ -110,11 +111,6 @@ def combine_in_group(red: UOp, partial: UOp, lid: UOp, g: int, number: int) -> t
     return UOp(Ops.LOAD, red.dtype, (index(UOp(Ops.AFTER, buf.dtype, (buf, barrier)), UOp.const(dtypes.index, 0)),)), number + 1
 
 
-def _stride(expr: UOp, r: UOp) -> int | None:
-    from lazyarr.compiler.opts import stride
-    return stride(expr, r)
-
-
 def group_heuristic(k, g: int) -> list:
     """GROUP, with g work-items, for the reductions that gain from it: a reduction of at least g
     values that runs only inside output loops and whose loads step through memory one element at
@@ -125,7 +121,6 @@ def group_heuristic(k, g: int) -> list:
     broadcast back along output loops of g elements or more (softmax, layer norm: the group's
     work-items share those loops, else one work-item would run them). Matmul keeps one work-item
     per output (its loads of B step by a row along the reduction)."""
-    from lazyarr.compiler.opts import Opt
     outputs = math.prod(r.src[0].arg for r in k.out_ranges)
     opts = []
     for red in k.reduces:
@@ -133,7 +128,7 @@ def group_heuristic(k, g: int) -> list:
         if not groupable(k, red, r):
             continue
         length = math.prod(x.src[0].arg for x in red.src[1:])
-        steps = [_stride(ld.src[0].src[1], r) for ld in red.src[0].toposort() if ld.op is Ops.LOAD]
+        steps = [stride(ld.src[0].src[1], r) for ld in red.src[0].toposort() if ld.op is Ops.LOAD]
         contiguous = 1 in steps and all(s in (0, 1) for s in steps)
         inner = k.out_ranges[max((k.out_ranges.index(x) for x in red.ranges), default=-1) + 1:]
         broadcast = math.prod(x.src[0].arg for x in inner) >= g
@@ -151,7 +146,6 @@ def register_tile(k) -> list:
     tile of 8x4 accumulators: per step of the sum, 8 loads of A that every work-item of a row
     shares and 4 of B for 32 multiply-adds. On an H200, 4096^2 float32: one output per work-item
     31 ms, 8x1 11.7 ms, 8x2 9.6 ms, 8x4 7.1 ms, 8x8 9.7 ms."""
-    from lazyarr.compiler.opts import Opt
     if len(k.reduces) != 1 or len(k.out_ranges) < 2:
         return []
     red, inner = k.reduces[0], k.out_ranges[-1]
@@ -161,7 +155,7 @@ def register_tile(k) -> list:
     for axis in reversed(range(len(k.out_ranges) - 1)):
         r = k.out_ranges[axis]
         n = next((n for n in (8, 4, 2) if r.src[0].arg % n == 0), 0)   # one loop nest: no rest part
-        shared = [ld for ld in loads if r not in ld.ranges and _stride(ld.src[0].src[1], inner) == 1]
+        shared = [ld for ld in loads if r not in ld.ranges and stride(ld.src[0].src[1], inner) == 1]
         if n and shared and any(r in ld.ranges for ld in loads):
             c = next((c for c in (TILE_COLUMNS, 2) if c > 1 and inner.src[0].arg % c == 0), 0)
             return [Opt("upcast", axis, n)] + ([Opt("upcast", len(k.out_ranges) - 1, c)] if c else [])

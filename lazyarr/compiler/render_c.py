@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import math
 
-from lazyarr import dtypes
+from lazyarr import dtypes, settings
+from lazyarr.compiler.kernel_axes import OptTarget
 from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
@@ -129,8 +130,6 @@ class CRenderer:
         """What kernel optimisation targets on this device (None: no kernel optimisation)."""
         if self.device != "cpu":
             return None
-        from lazyarr import settings
-        from lazyarr.compiler.opts import OptTarget
         return OptTarget(vector_bytes=self.vector_bytes, tile_vector_bytes=widest_vector_bytes(), threads=settings.threads,
                          vector_ops=self.vector_ops)
 
@@ -394,7 +393,6 @@ class CRenderer:
         `lz_threads`: the runtime passes fewer while other processes keep the cores busy); an
         innermost loop that sums into a float
         accumulator may reassociate the sum (`omp simd reduction`), so that it vectorises."""
-        from lazyarr import settings
         out: dict[UOp, str] = {}
         store_ranges = frozenset().union(*(u.ranges for u in program if u.op is Ops.STORE))
         work = sum(run_count(u) * u.dtype.count for u in program if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))

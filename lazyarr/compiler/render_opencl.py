@@ -25,6 +25,7 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
 from __future__ import annotations
 
 from lazyarr import dtypes
+from lazyarr.compiler.kernel_axes import OptTarget
 from lazyarr.compiler.render_c import INFIX, MATH_FUNCTIONS, UNSIGNED_OF, CRenderer, c_type
 from lazyarr.compiler.uop import Ops, UOp
 
@@ -76,7 +77,6 @@ class OpenCLRenderer(CRenderer):
         return {}
 
     def opt_target(self):
-        from lazyarr.compiler.opts import OptTarget
         return OptTarget(group_reduce=self.group_size) if self.group_size else None
 
     def render(self, name: str, program: list[UOp], arguments: tuple[int, int] | None = None) -> str:
