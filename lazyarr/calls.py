@@ -25,17 +25,13 @@ are neither tensors nor hashable.
 from __future__ import annotations
 
 import functools
-import math
-import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-
-import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.dtypes import DType
+from lazyarr.runtime.call_abi import CallSpec
 from lazyarr.runtime.devices import get_device
 from lazyarr.tensor import Tensor, as_tensor, realize, wrap
 
@@ -155,31 +151,6 @@ def function(fn: Callable[..., Any] | None = None, *, compile: bool = False) -> 
 
 # ---- custom kernels and precompiled calls ----------------------------------------------------
 
-@dataclass(frozen=True)
-class CallSpec:
-    """What a CALL node runs: `source` (C) with entry `name`, or `routine` (a Python callable);
-    `outputs` the new results' (shape, dtype); `writes` the inputs it writes through; `scalars`
-    extra arguments (ints and floats) passed after the buffers; `input_specs` the inputs'
-    (shape, dtype)."""
-    name: str
-    source: str | None
-    routine: Callable[..., Any] | None
-    input_specs: tuple[tuple[tuple[int, ...], DType], ...]
-    outputs: tuple[tuple[tuple[int, ...], DType], ...]
-    writes: tuple[int, ...]
-    scalars: tuple[Any, ...]
-    global_size: tuple[int, ...] | None = None   # OpenCL: the work-items to launch
-    device: Any = None                             # where it runs: its inputs' device
-
-    @property
-    def result_shapes(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(s for s, _ in self.outputs) + tuple(self.input_specs[i][0] for i in self.writes)
-
-    @property
-    def result_dtypes(self) -> tuple[DType, ...]:
-        return tuple(d for _, d in self.outputs) + tuple(self.input_specs[i][1] for i in self.writes)
-
-
 def _call(name: str, source: str | None, routine: Callable | None, inputs: Sequence[Any],
           outputs: Sequence[tuple[Any, Any]], writes: Sequence[int], scalars: Sequence[Any],
           global_size: Sequence[int] | None = None) -> Any:
@@ -231,39 +202,3 @@ def precompiled(routine: Callable[..., Any], inputs: Sequence[Any], outputs: Seq
     """A precompiled routine called as `routine(out0, ..., in0, ..., *scalars)` with NumPy arrays
     over the buffers' memory (CPU): it fills the outputs and the written inputs."""
     return _call(name or getattr(routine, "__name__", "routine"), None, routine, inputs, outputs, writes, scalars)
-
-
-def as_numpy_args(spec: CallSpec, buffers: Sequence[Any]) -> list[np.ndarray]:
-    """The arrays a precompiled routine receives: outputs, then inputs (buffers in that order)."""
-    shapes = [s for s, _ in spec.outputs] + [s for s, _ in spec.input_specs]
-    # an input may be the start of a longer buffer (a run of its storage)
-    arrays = [b.numpy()[:math.prod(s)].reshape(s) for b, s in zip(buffers, shapes)]
-    for i, a in enumerate(arrays):
-        if i >= len(spec.outputs) and (i - len(spec.outputs)) not in spec.writes:
-            a.flags.writeable = False
-    return arrays
-
-
-def c_wrapper(spec: CallSpec) -> tuple[str, str]:
-    """The user's C source with an entry point of lazyarr's kernel convention (an array of
-    addresses; scalars travel as their bits), and the entry's name."""
-    from lazyarr.compiler.render_c import c_type
-    entry = f"lazyarr_call_{spec.name}"
-    args = [f"({c_type(d)}*)args[{i}]" for i, (_, d) in enumerate(spec.outputs)]
-    for j, (_, d) in enumerate(spec.input_specs):
-        const = "" if j in spec.writes else "const "
-        args.append(f"({const}{c_type(d)}*)args[{len(spec.outputs) + j}]")
-    first = len(spec.outputs) + len(spec.input_specs)
-    for k, v in enumerate(spec.scalars):
-        i = first + k
-        args.append(f"(int64_t)args[{i}]" if isinstance(v, int) else f"lz_as_double(args[{i}])")
-    helper = ("static inline double lz_as_double(uintptr_t bits) { union { uint64_t u; double d; } x; "
-              "x.u = (uint64_t)bits; return x.d; }")
-    return f"#include <stdint.h>\n{spec.source}\n{helper}\nvoid {entry}(const uintptr_t* args) {{ {spec.name}({', '.join(args)}); }}\n", entry
-
-
-def scalar_bits(v: Any) -> int:
-    """A scalar argument as the unsigned word the kernel receives."""
-    if isinstance(v, int):
-        return v & ((1 << 64) - 1)
-    return struct.unpack("<Q", struct.pack("<d", float(v)))[0]

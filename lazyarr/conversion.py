@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lazyarr.compiler.schedule import realized
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import python_value
+from lazyarr.realize import realized
 
 _MOVEMENT = (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.SHRINK, Ops.FLIP, Ops.PAD)
 

@@ -22,10 +22,12 @@ import operator
 from typing import Any
 
 from lazyarr import dtypes
+from lazyarr.compiler.schedule import is_buffer_view, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.tensor import Tensor, _two_operands, as_tensor, operands, wrap
 from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop
+from lazyarr.realize import realized
 
 KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc", "real_float": "f",
          "any": "biufc", "bool": "b", "real_number": "iuf", "number": "iufc"}
@@ -167,7 +169,6 @@ _SAME_VALUES = (Ops.RESHAPE, Ops.EXPAND, Ops.PERMUTE, Ops.FLIP, Ops.PAD, Ops.CAS
 def _has_known_negative(u: UOp) -> bool:
     """Whether the integer node u holds a negative value, as far as that is known without
     computing: u is a constant or a realized buffer, under movement ops and widening casts."""
-    from lazyarr.compiler.schedule import is_buffer_view, realized, view_buffer
     while True:
         view = realized.get(u)
         if view is not None:

@@ -19,9 +19,11 @@ from typing import Any, Iterator
 import numpy as np
 
 from lazyarr import dtypes
+from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop
+from lazyarr.realize import realized, run, schedule_realize
 from lazyarr.runtime.device import Buffer, Device
 
 Shape = tuple[int, ...]
@@ -159,16 +161,13 @@ class Tensor:
 
     def schedule(self) -> list:
         """The kernels `realize()` would run, each with `.name`, `.device` and `.source`."""
-        from lazyarr.compiler.schedule import create_schedule
         return create_schedule([(self.uop, self.device)]).items
 
     @property
     def is_realized(self) -> bool:
-        from lazyarr.compiler.schedule import is_buffer_view, realized
         return is_buffer_view(self.uop) or self.uop in realized
 
     def _buffer(self) -> Buffer:
-        from lazyarr.compiler.schedule import is_buffer_view, realized, view_buffer
         self.realize()
         return view_buffer(self.uop if is_buffer_view(self.uop) else realized[self.uop])
 
@@ -331,7 +330,6 @@ Tensor.assign = _assign
 
 def realize(*tensors: Tensor) -> None:
     """Compute several tensors in one schedule, so shared work runs once."""
-    from lazyarr.compiler.schedule import is_buffer_view, realized, realized_for, run, schedule_realize
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"realize: expected Tensors, got {type(t).__name__}")

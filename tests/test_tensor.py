@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import lazyarr as xp
-from lazyarr.compiler import schedule as sched
-from lazyarr.runtime import executor
+from lazyarr.runtime import executor, items
 
 
 def count_runs(monkeypatch):
@@ -122,7 +121,7 @@ def test_debug_prints_kernels_and_sources(monkeypatch, capsys):
 
 def test_debug_3_prints_each_stage(monkeypatch, capsys):
     monkeypatch.setattr(xp.settings, "debug", 3)
-    sched._kernel_sources.clear()
+    items._kernel_sources.clear()
     (xp.arange(7.0) * 11).realize()
     out = capsys.readouterr().out
     for stage in ("symbolic", "lower_reduce", "final_rewrite", "control_flow", "linearize"):

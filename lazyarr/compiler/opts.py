@@ -311,7 +311,7 @@ def group(stores: list[UOp]) -> UOp:
 
 def may_share_output(k: Kernel) -> bool:
     """Whether some input is read only where the output is written, so that the executor may give
-    the output that input's storage (`schedule.inplace_args`): a kernel that writes the output
+    the output that input's storage (`lazyarr.runtime.items.inplace_args`): a kernel that writes the output
     before it has read all of that input must not be built then."""
     store_idx = k.store.src[0].src[1]
     reads: dict[int, set] = {}

@@ -1,8 +1,8 @@
 """The scheduler: which values become buffers (fusion decisions), and the kernels that fill them.
 
 Given the tensor graphs to realize, in order:
-1. every node already realized is replaced by a view of its buffer (`realized` maps computed
-   nodes to their buffers, weakly: an entry lives as long as the node does), and the graph is
+1. every node already realized is replaced by a view of its buffer (`lazyarr.realize.realized`
+   maps computed nodes to their buffers, weakly: an entry lives as long as the node does), and the graph is
    brought to prepared form (`prepare`: markers dropped, empty values folded, large reductions
    split);
 2. realize points are chosen: each output that is not already a contiguous view of a buffer;
@@ -22,45 +22,18 @@ Kernels come out in dependency order. `ScheduleItem.source` renders a kernel wit
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lazyarr import dtypes, settings
-from lazyarr.compiler.codegen import KernelSource, generate
 from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import contiguous_view, prepare
-from lazyarr.compiler.rangeify import bind_sizes, rangeify_kernel
-from lazyarr.compiler.stages import stage_anchors
-from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, node_exists
+from lazyarr.compiler.rangeify import rangeify_kernel
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime.devices import get_device
-
-class _Realized:
-    """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`), so
-    an entry lives as long as the node does and a lookup is an attribute read."""
-
-    def get(self, u: UOp, default: Any = None) -> Any:
-        v = u._view
-        return default if v is None else v
-
-    def __contains__(self, u: UOp) -> bool:
-        return u._view is not None
-
-    def __getitem__(self, u: UOp) -> UOp:
-        v = u._view
-        if v is None:
-            raise KeyError(u)
-        return v
-
-    def __setitem__(self, u: UOp, view: UOp) -> None:
-        u._view = view
-
-
-realized = _Realized()
-_kernel_sources: dict[tuple[UOp, str], KernelSource] = {}
-
+from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
 
 def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     """The tensor node reading `buf` as an array of `shape`."""
@@ -79,47 +52,6 @@ def view_buffer(u: UOp) -> Buffer:
     while u.op is Ops.RESHAPE:
         u = u.src[0]
     return u.arg
-
-
-@dataclass
-class ScheduleItem:
-    """One kernel: its graph (holding no buffers), its buffers in argument order, its device, and
-    the values of its size arguments (a shape-generic kernel's; see `generic_limit`)."""
-    ast: UOp
-    buffers: list[Buffer]
-    device: Device
-    sizes: tuple[int, ...] = ()
-    outputs: int = 1   # the first `outputs` buffers are written
-    _inplace: tuple[tuple[int, int], ...] | None = field(default=None, repr=False)
-    _kernel: KernelSource | None = field(default=None, repr=False)
-
-    @property
-    def kernel(self) -> KernelSource:
-        if self._kernel is None:
-            key = (self.ast, self.device.name, settings.transcendentals)   # settings that change the code
-            if key not in _kernel_sources:
-                _kernel_sources[key] = generate(self.ast, self.device.renderer)
-            self._kernel = _kernel_sources[key]
-        return self._kernel
-
-    @property
-    def inplace(self) -> tuple[tuple[int, int], ...]:
-        """(output, argument) pairs: an argument read only at the index the output is stored to, which
-        may lend the output its storage (see `inplace_args`)."""
-        if self._inplace is None:
-            self._inplace = inplace_args(self.ast, self.sizes)
-        return self._inplace
-
-    @property
-    def name(self) -> str:
-        return self.kernel.name
-
-    @property
-    def source(self) -> str:
-        return self.kernel.source
-
-    def __repr__(self) -> str:
-        return f"<ScheduleItem {self.name} on {self.device.name}, {len(self.buffers)} buffers>"
 
 
 def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list[UOp]:
@@ -603,133 +535,6 @@ def _graph_device(u: UOp) -> Device | None:
     return None
 
 
-@dataclass
-class CallItem:
-    """A custom kernel or precompiled routine (`lazyarr.calls`): buffers are the new outputs, the
-    inputs, then the written inputs' new values."""
-    spec: Any
-    buffers: list[Buffer]
-    device: Device
-    inplace: tuple[int, ...] = ()
-
-    @property
-    def ast(self) -> Any:
-        return self.spec
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def source(self) -> str:
-        from lazyarr.calls import c_wrapper
-        if self.spec.source is None:
-            return f"<precompiled {self.spec.routine!r}>"
-        return c_wrapper(self.spec)[0] if self.device.name == "cpu" else self.spec.source
-
-    def arguments(self) -> list[Buffer]:
-        """The buffers in the callee's order: outputs, then inputs, each written one replaced by
-        the buffer of its new value."""
-        n_out, n_in = len(self.spec.outputs), len(self.spec.input_specs)
-        args = self.buffers[:n_out + n_in]
-        for j, i in enumerate(self.spec.writes):
-            args[n_out + i] = self.buffers[n_out + n_in + j]
-        return args
-
-    def written(self) -> list[tuple[Buffer, Buffer]]:
-        """(input, its new value's buffer) for each input the call writes through."""
-        n_out, n_in = len(self.spec.outputs), len(self.spec.input_specs)
-        return [(self.buffers[n_out + i], self.buffers[n_out + n_in + j]) for j, i in enumerate(self.spec.writes)]
-
-
-@dataclass
-class CopyItem:
-    """A copy of buffers[1] into buffers[0], on another device."""
-    ast: Any
-    buffers: list[Buffer]
-    device: Device
-    inplace: tuple[int, ...] = ()
-    name: str = "copy"
-    sizes = ()   # a class attribute: no size arguments
-
-    @property
-    def source(self) -> str:
-        return f"<copy {self.buffers[1].device.name} -> {self.buffers[0].device.name}>"
-
-
-_inplace: dict[tuple[UOp, tuple[int, ...]], tuple[tuple[int, int], ...]] = {}
-
-
-def inplace_args(ast: UOp, sizes: tuple[int, ...] = ()) -> tuple[tuple[int, int], ...]:
-    """(output, argument) pairs, for a kernel whose ungated stores all store at one index: an
-    argument read only at that index, by the output's value, so that each element is read before
-    the same element of the output is written and the output may use the argument's storage. A
-    shape-generic kernel is judged with its `sizes` (each size argument is its own variable, so
-    only the values show which indices agree)."""
-    key = (ast, sizes)
-    if key in _inplace:
-        return _inplace[key]
-    if sizes:
-        ast = bind_sizes(ast, sizes)
-    nodes = ast.toposort()
-    stores = [u for u in nodes if u.op is Ops.STORE]
-    out: tuple[tuple[int, int], ...] = ()
-    target = stores[0].src[0].src[1] if stores else None
-    if stores and all(st.src[0].src[-1].is_const(True) and st.src[0].src[1] is target for st in stores):
-        written = {st.src[0].src[0].arg for st in stores}
-        same: dict[int, bool] = {}   # argument → every load of it is ungated and at the stored index
-        for u in nodes:
-            if u.op is Ops.LOAD:
-                ix = u.src[0]
-                # the same node, or (when over the same loops) the same once simplified
-                at_target = ix.src[-1].is_const(True) and (ix.src[1] is target or (
-                    ix.src[1].ranges == target.ranges and simplify(ix.src[1]) is simplify(target)))
-                same[ix.src[0].arg] = same.get(ix.src[0].arg, True) and at_target
-        lenders = [k for k, ok in sorted(same.items()) if k not in written and ok]
-        # several outputs: an argument lends its storage only to the one output whose value reads it, so
-        # that it is read before that store and written by no other
-        read_by = [{u.src[0].src[0].arg for u in st.src[1].toposort() if u.op is Ops.LOAD} for st in stores]
-        out = tuple((st.src[0].src[0].arg, k) for st, reads in zip(stores, read_by) for k in lenders
-                    if len(stores) == 1 or (k in reads and not any(k in r for r in read_by if r is not reads)))
-    _inplace[key] = out
-    return out
-
-
-def buffer_readable(b: Buffer) -> bool:
-    """Whether any graph can still read buffer b (its BUFFER node is alive, or that of the complex
-    buffer it is the real view of, or that of its real view)."""
-    if node_exists(Ops.BUFFER, b.dtype, (), b):
-        return True
-    if isinstance(b, RealView):
-        return node_exists(Ops.BUFFER, b.parent.dtype, (), b.parent)
-    view = b._real() if b._real is not None else None
-    return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
-
-
-def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
-                     ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any]]:
-    """The views the outputs will have, the kernels that fill them and their compiled programs;
-    `realized` learns the views now (it holds nodes weakly). A graph too large to schedule at once
-    has its stages (lazyarr.compiler.stages) computed first, unless `stages` is false. Run the kernels with `run` once the
-    caller has let go of the graphs it no longer needs, so that their buffers' storage can be reused."""
-    from lazyarr.runtime.executor import compile_all
-    walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
-    # a graph too large to schedule at once, and not in the schedule cache: its stages first
-    if stages and settings.stage_nodes and len(walked[2]) > settings.stage_nodes and walked[0] not in _schedule_cache:
-        for anchor, device in stage_anchors([u for u, _ in outputs], outputs[0][1]):
-            if anchor._view is None:
-                _, items, programs = schedule_realize([(anchor, device)], stages=False)
-                run(items, programs)
-        walked = None   # the graph now reads the stages' buffers
-    sched = create_schedule(outputs, walked)
-    programs = compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
-    for found in (sched.buffers, sched.views):
-        for p, v in found.items():
-            if p is not v:
-                p._view = v   # realized[p] = v
-    return sched.views, sched.items, programs
-
-
-def run(items: list[ScheduleItem], programs: list[Any] | None = None) -> None:
-    from lazyarr.runtime.executor import run as execute
-    execute(items, buffer_readable, programs)
+def is_cached(key: tuple) -> bool:
+    """Whether the schedule cache holds a schedule for graphs of structure `key` (structure_key's)."""
+    return key in _schedule_cache

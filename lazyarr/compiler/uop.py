@@ -166,7 +166,7 @@ class UOp(_PyNode if _native is None else _native.Node):
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical.
     Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad; its
     tensor-level `shape` is the base's."""
-    # _view: the view of the buffer holding the node's value once computed (`schedule.realized`);
+    # _view: the view of the buffer holding the node's value once computed (`lazyarr.realize.realized`);
     # _grad: whether it depends on a tensor that requires gradients (`autograd.graph_requires_grad`)
     __slots__ = ()
     op: Ops

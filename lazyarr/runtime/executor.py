@@ -21,6 +21,8 @@ import numpy as np
 
 from lazyarr import settings
 from lazyarr.compiler.uop import UOp
+from lazyarr.runtime.call_abi import as_numpy_args, c_wrapper, scalar_bits
+from lazyarr.runtime.items import CallItem
 
 _programs: dict[tuple, Any] = {}
 _pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_prefix="lazyarr-compile")
@@ -87,7 +89,6 @@ def _compile(item: Any) -> Any:
         return item.device.compile(item.name, item.source)
     # a call's program is shared by calls of the same code: it takes the call's spec (scalars,
     # global size) with the buffers at each launch
-    from lazyarr.calls import as_numpy_args, c_wrapper, scalar_bits
     if spec.source is not None and item.device.name != "cpu":
         return _opencl_call(item.device, spec)
     if spec.source is not None:
@@ -120,7 +121,6 @@ def _can_lend(b: Any, out: Any, i: int, last_use: dict[Any, int], readable: Call
 
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
     """Run `items` in order; `programs`: their programs, as `compile_all(items)` returned them."""
-    from lazyarr.compiler.schedule import CallItem
     progs = programs if programs is not None else compile_all(items)
     last_use: dict[Any, int] = {}
     for i, item in enumerate(items):

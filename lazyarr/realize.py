@@ -1,0 +1,78 @@
+"""Realization: the graphs of tensors become values in buffers. `schedule_realize` schedules the
+graphs (`lazyarr.compiler.schedule`; a graph too large to schedule at once is realized in stages
+first, `lazyarr.compiler.stages`), compiles the kernels (`lazyarr.runtime.executor.compile_all`)
+and records each computed node's buffer in `realized`; `run` launches the kernels, lending
+storage that no graph can read anymore (`buffer_readable`)."""
+from __future__ import annotations
+
+from typing import Any
+
+from lazyarr import settings
+from lazyarr.compiler.schedule import create_schedule, is_cached, structure_key
+from lazyarr.compiler.stages import stage_anchors
+from lazyarr.compiler.uop import Ops, UOp, node_exists
+from lazyarr.runtime.device import Buffer, Device, RealView
+from lazyarr.runtime import executor
+from lazyarr.runtime.items import ScheduleItem
+
+
+class _Realized:
+    """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`), so
+    an entry lives as long as the node does and a lookup is an attribute read."""
+
+    def get(self, u: UOp, default: Any = None) -> Any:
+        v = u._view
+        return default if v is None else v
+
+    def __contains__(self, u: UOp) -> bool:
+        return u._view is not None
+
+    def __getitem__(self, u: UOp) -> UOp:
+        v = u._view
+        if v is None:
+            raise KeyError(u)
+        return v
+
+    def __setitem__(self, u: UOp, view: UOp) -> None:
+        u._view = view
+
+
+realized = _Realized()
+
+
+def buffer_readable(b: Buffer) -> bool:
+    """Whether any graph can still read buffer b (its BUFFER node is alive, or that of the complex
+    buffer it is the real view of, or that of its real view)."""
+    if node_exists(Ops.BUFFER, b.dtype, (), b):
+        return True
+    if isinstance(b, RealView):
+        return node_exists(Ops.BUFFER, b.parent.dtype, (), b.parent)
+    view = b._real() if b._real is not None else None
+    return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
+
+
+def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
+                     ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any]]:
+    """The views the outputs will have, the kernels that fill them and their compiled programs;
+    `realized` learns the views now (it holds nodes weakly). A graph too large to schedule at once
+    has its stages (`lazyarr.compiler.stages`) computed first, unless `stages` is false. Run the kernels with `run` once the
+    caller has let go of the graphs it no longer needs, so that their buffers' storage can be reused."""
+    walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
+    # a graph too large to schedule at once, and not in the schedule cache: its stages first
+    if stages and settings.stage_nodes and len(walked[2]) > settings.stage_nodes and not is_cached(walked[0]):
+        for anchor, device in stage_anchors([u for u, _ in outputs], outputs[0][1]):
+            if anchor._view is None:
+                _, items, programs = schedule_realize([(anchor, device)], stages=False)
+                run(items, programs)
+        walked = None   # the graph now reads the stages' buffers
+    sched = create_schedule(outputs, walked)
+    programs = executor.compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
+    for found in (sched.buffers, sched.views):
+        for p, v in found.items():
+            if p is not v:
+                p._view = v   # realized[p] = v
+    return sched.views, sched.items, programs
+
+
+def run(items: list[ScheduleItem], programs: list[Any] | None = None) -> None:
+    executor.run(items, buffer_readable, programs)
