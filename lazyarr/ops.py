@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp, c_idiv
 from lazyarr.dtypes import DType
 from lazyarr.graph import alu, cast_uop, expand_uop, flip_uop, pad_uop, permute_uop, reshape_uop, shrink_uop
 
@@ -52,15 +52,8 @@ def _wrap(d: DType, v: Any) -> Any:
     return dtypes.python_value(v, d)
 
 
-def _c_idiv(a: int, b: int) -> int:
-    if b == 0:
-        return 0
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
 def _c_mod(a: int, b: int) -> int:
-    return 0 if b == 0 else a - b * _c_idiv(a, b)
+    return 0 if b == 0 else a - b * c_idiv(a, b)
 
 
 def _shift(a: int, b: int, d: DType, left: bool) -> int:
@@ -77,7 +70,11 @@ class Elementwise(OpDef):
         self.op, self.int_fold, self.float_fold, self.grad = op, int_fold, float_fold, grad
 
     def shape(self, u: UOp) -> tuple[int, ...]:
-        return u.src[-1].shape if u.op is Ops.WHERE else u.src[0].shape
+        shape = u.src[-1].shape
+        if any(s.shape != shape for s in u.src):
+            raise ValueError(f"{u.op.name} of sources of different shapes: {', '.join(str(s.shape) for s in u.src)} "
+                             "(broadcast them first)")
+        return shape
 
     def fold(self, dtype: DType, *args: Any) -> Any:
         src_dtype = dtype
@@ -173,7 +170,7 @@ ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
     Elementwise(Ops.FDIV, None, operator.truediv,
                 lambda y, i, g: alu(Ops.FDIV, g, y.src[1]) if i == 0
                 else alu(Ops.NEG, alu(Ops.FDIV, alu(Ops.MUL, g, y), y.src[1]))),
-    Elementwise(Ops.IDIV, _c_idiv), Elementwise(Ops.MOD, _c_mod),
+    Elementwise(Ops.IDIV, c_idiv), Elementwise(Ops.MOD, _c_mod),
     Elementwise(Ops.MAX, max, None, _minmax_share), Elementwise(Ops.MIN, min, None, _minmax_share),
     Elementwise(Ops.POW, None, None, _pow_grad),
     Elementwise(Ops.ATAN2, None, None, lambda y, i, g: alu(Ops.FDIV, alu(Ops.MUL, g, y.src[1] if i == 0 else alu(Ops.NEG, y.src[0])),
@@ -314,7 +311,7 @@ MOVEMENT_DEFS = {
     Ops.FLIP: Movement(Ops.FLIP, lambda s, arg: s, lambda y, i, g: flip_uop(g, y.arg)),
 }
 
-OP_DEFS: dict[Ops, OpDef] = {
+OP_DEFS.update({
     **ALU_DEFS, **MOVEMENT_DEFS,
     Ops.BUFFER: Leaf(Ops.BUFFER, lambda u: (u.arg.size,)),
     Ops.CONST: Leaf(Ops.CONST, lambda u: ()),
@@ -336,20 +333,7 @@ OP_DEFS: dict[Ops, OpDef] = {
     # z (0 real, 1 imaginary), VECTORIZE(re, im) the complex number of those parts
     Ops.GEP: Passthrough(Ops.GEP, None),
     Ops.VECTORIZE: Passthrough(Ops.VECTORIZE, None),
-}
-
-
-def shape_of(u: UOp) -> tuple[int, ...]:
-    d = OP_DEFS.get(u.op)
-    if d is None:
-        raise TypeError(f"{u.op.name} nodes have no shape")
-    if any(s._shape is None for s in u.src):
-        # sources of unknown shape get theirs first, sources first: a deep graph built without shapes
-        # (a gradient's) would otherwise recurse once per level
-        for n in u.toposort(lambda x: x._shape is not None)[:-1]:
-            if n._shape is None and n.op in OP_DEFS:
-                n._shape = OP_DEFS[n.op].shape(n)
-    return d.shape(u)
+})
 
 
 def fold_alu(op: Ops, dtype: DType, args: list[Any]) -> Any:

@@ -106,12 +106,25 @@ def _arg_key(arg: Any) -> Any:
     return arg
 
 
-def _shape_of(u: UOp) -> tuple[int, ...]:
-    """The tensor-level shape rules live in lazyarr.ops, which imports this module: bound on first use."""
-    global _shape_of
-    from lazyarr.ops import shape_of
-    _shape_of = shape_of
-    return shape_of(u)
+# Each tensor-level op's definition (`lazyarr.ops.OpDef`: its shape rule, constant folding and
+# local gradient), by op. The IR owns the table; lazyarr.ops, which builds gradients from nodes,
+# fills it when it is imported (lazyarr's package init imports it before any node is built).
+OP_DEFS: dict[Ops, Any] = {}
+
+
+def shape_of(u: UOp) -> tuple[int, ...]:
+    """u's shape by its op's rule (`OP_DEFS`). Raises TypeError for an op of no shape (a
+    kernel-level node), ValueError for sources whose shapes the rule rejects."""
+    d = OP_DEFS.get(u.op)
+    if d is None:
+        raise TypeError(f"{u.op.name} nodes have no shape")
+    if any(s._shape is None for s in u.src):
+        # sources of unknown shape get theirs first, sources first: a deep graph built without shapes
+        # (a gradient's) would otherwise recurse once per level
+        for n in u.toposort(lambda x: x._shape is not None)[:-1]:
+            if n._shape is None and n.op in OP_DEFS:
+                n._shape = OP_DEFS[n.op].shape(n)
+    return d.shape(u)
 
 
 class _Ref(weakref.ref):
@@ -153,13 +166,13 @@ class _PyNode:
         """The tensor-level shape (lazyarr.ops' rule, computed once)."""
         s = self._shape
         if s is None:
-            s = self._shape = _shape_of(self)
+            s = self._shape = shape_of(self)
         return s
 
 
 _native = native.load()
 if _native is not None:
-    _native.setup(_arg_key, Ops.BUFFER, lambda u: _shape_of(u))
+    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u))
 
 
 class UOp(_PyNode if _native is None else _native.Node):
@@ -263,7 +276,6 @@ class UOp(_PyNode if _native is None else _native.Node):
     @property
     def bounds(self) -> tuple[Any, Any]:
         if self._bounds is None:
-            from lazyarr.compiler.symbolic import compute_bounds
             for u in self.toposort(lambda x: x._bounds is not None):
                 if u._bounds is None:
                     u._bounds = compute_bounds(u)
@@ -336,3 +348,110 @@ def pretty(u: UOp, limit: int = 60) -> str:
         arg = "" if x.arg is None else f" {x.arg!r}"
         lines.append(f"{names[id(x)]} = {x.op.name}:{x.dtype}{arg} ({srcs})")
     return "\n".join(head + lines)
+
+
+# ---- bounds --------------------------------------------------------------------------------
+
+def _dtype_bounds(u: UOp) -> tuple[Any, Any]:
+    d = u.dtype
+    if isinstance(d, dtypes.PtrDType) or d.is_complex or d.kind == "v":
+        return (-math.inf, math.inf)
+    return (dtypes.min_value(d.scalar), dtypes.max_value(d.scalar))
+
+
+def c_idiv(a: int, b: int) -> int:
+    """C's integer division (truncating toward zero) of Python ints; 0 for b = 0, as the
+    generated code's division helpers give."""
+    if b == 0:
+        return 0
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _compare_bounds(u: UOp) -> tuple[bool, bool]:
+    a, b = u.src
+    if not a.dtype.is_float or (a.op is Ops.CONST and b.op is Ops.CONST):
+        if u.op is Ops.CMPLT:
+            if a.vmax < b.vmin: return (True, True)
+            if a.vmin >= b.vmax: return (False, False)
+        elif u.op is Ops.CMPLE:
+            if a.vmax <= b.vmin: return (True, True)
+            if a.vmin > b.vmax: return (False, False)
+        elif u.op in (Ops.CMPEQ, Ops.CMPNE):
+            differ = a.vmax < b.vmin or b.vmax < a.vmin
+            same = a.vmin == a.vmax == b.vmin == b.vmax
+            if differ or same:
+                v = same if u.op is Ops.CMPEQ else differ
+                return (v, v)
+    return (False, True)
+
+
+def compute_bounds(u: UOp) -> tuple[Any, Any]:
+    """The least and greatest value `u` can take (its sources' bounds already computed)."""
+    full = _dtype_bounds(u)
+    if u.op is Ops.CONST:
+        return (u.arg, u.arg)
+    if u.op is Ops.RANGE:
+        return (0, u.src[0].vmax - 1)
+    if u.op is Ops.DEFINE_VAR:
+        return (u.arg[1], u.arg[2])
+    if u.op in (Ops.VECTORIZE, Ops.CAT) and u.src and not isinstance(u.dtype, dtypes.PtrDType):
+        return (min(s.vmin for s in u.src), max(s.vmax for s in u.src))
+    if u.op is Ops.GEP and not isinstance(u.dtype, dtypes.PtrDType):
+        return u.src[0].bounds
+    if u.dtype.scalar.is_bool and u.op in GroupOp.Comparison:
+        return _compare_bounds(u)
+    if not (u.dtype.is_int or u.dtype.is_bool) or u.op not in GroupOp.ALU | {Ops.CAST}:
+        return full
+    s = [x.bounds for x in u.src]
+    lo, hi = full
+    out: tuple[Any, Any] = full
+    if u.op is Ops.ADD:
+        out = (s[0][0] + s[1][0], s[0][1] + s[1][1])
+    elif u.op is Ops.SUB:
+        out = (s[0][0] - s[1][1], s[0][1] - s[1][0])
+    elif u.op is Ops.MUL:
+        corners = [a * b for a in s[0] for b in s[1]]
+        out = (min(corners), max(corners))
+    elif u.op is Ops.NEG:
+        out = (-s[0][1], -s[0][0])
+    elif u.op is Ops.ABS:
+        a, b = s[0]
+        out = (a, b) if a >= 0 else (-b, -a) if b <= 0 else (0, max(-a, b))
+    elif u.op is Ops.IDIV and u.src[1].op is Ops.CONST and u.src[1].arg != 0:
+        c = u.src[1].arg
+        corners = [c_idiv(a, c) for a in s[0]]
+        out = (min(corners), max(corners))
+    elif u.op is Ops.MOD and u.src[1].op is Ops.CONST and u.src[1].arg != 0:
+        c = abs(u.src[1].arg)
+        if s[0][0] >= 0:
+            out = (0, c - 1) if s[0][1] >= c else s[0]
+        else:
+            out = (-(c - 1), c - 1) if s[0][1] > 0 else (-(c - 1), 0)
+    elif u.op is Ops.MAX:
+        out = (max(s[0][0], s[1][0]), max(s[0][1], s[1][1]))
+    elif u.op is Ops.MIN:
+        out = (min(s[0][0], s[1][0]), min(s[0][1], s[1][1]))
+    elif u.op is Ops.WHERE:
+        out = (min(s[1][0], s[2][0]), max(s[1][1], s[2][1]))
+    elif u.op is Ops.CAST and u.dtype.is_bool:
+        lo_src, hi_src = s[0]
+        out = (False, False) if lo_src == hi_src == 0 else (True, True) if not lo_src <= 0 <= hi_src else (False, True)
+    elif u.op is Ops.CAST and (u.src[0].dtype.is_int or u.src[0].dtype.is_bool):
+        out = (int(s[0][0]), int(s[0][1]))
+    elif u.op is Ops.AND and u.dtype.is_int and s[1][0] >= 0 and s[0][0] >= 0:
+        out = (0, min(s[0][1], s[1][1]))
+    elif u.op is Ops.SHR and u.dtype.is_int and u.src[1].op is Ops.CONST and 0 <= u.src[1].arg < u.dtype.bits:
+        out = (s[0][0] >> u.src[1].arg, s[0][1] >> u.src[1].arg)
+    elif u.op is Ops.AND and u.dtype.is_bool:
+        out = (s[0][0] and s[1][0], s[0][1] and s[1][1])
+    elif u.op is Ops.OR and u.dtype.is_bool:
+        out = (s[0][0] or s[1][0], s[0][1] or s[1][1])
+    elif u.op is Ops.NOT and u.dtype.is_bool:
+        out = (not s[0][1], not s[0][0])
+    if u.dtype.is_bool:
+        return (bool(out[0]), bool(out[1]))
+    # values that may wrap around have the dtype's full range
+    if out[0] < lo or out[1] > hi:
+        return full
+    return out

@@ -31,7 +31,7 @@ static PyTypeObject NodeType;
 static PyObject *table;              /* key -> the node's address */
 static PyObject *arg_key;            /* uop._arg_key: float and complex args are keyed by their bits */
 static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
-static PyObject *shape_of;           /* lazyarr.ops' shape rule, for a shape not yet known */
+static PyObject *shape_of;           /* lazyarr.compiler.uop.shape_of, for a shape not yet known */
 static PyObject *str_size, *str_device, *str_name, *str_B;
 
 /* The table key of (op, dtype, src, arg); src must be a tuple. */
