@@ -60,7 +60,7 @@ def from_numpy(arr: np.ndarray, device: Device, copy: bool | None = True) -> Ten
     """A tensor holding the contents of a NumPy array of a supported dtype."""
     dtype = dtypes.as_dtype(arr.dtype)
     if copy is False:
-        if device.name != "cpu" or not arr.flags.c_contiguous or arr.dtype.byteorder == ">":
+        if not device.host_memory or not arr.flags.c_contiguous or arr.dtype.byteorder == ">":
             raise ValueError("asarray(copy=False): the data cannot be used without a copy "
                              "(it is not C-contiguous host memory of a supported dtype)")
         buf = Buffer(device, arr.size, dtype, arr.reshape(-1))

@@ -30,4 +30,4 @@ def cleanup_gated_stores(program: list[UOp]) -> list[UOp]:
 
 def cleanup(program: list[UOp], renderer) -> list[UOp]:
     """Stage 22 for `renderer`."""
-    return program if getattr(renderer, "has_predicated_store", False) else cleanup_gated_stores(program)
+    return program if renderer.has_predicated_store else cleanup_gated_stores(program)

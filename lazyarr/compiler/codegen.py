@@ -77,13 +77,12 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")
     # kernel optimisation splits loops by their lengths: a shape-generic kernel's are arguments
-    opt_target = renderer.opt_target() if settings.opts and hasattr(renderer, "opt_target") and not is_generic(sink) \
-        else None
+    opt_target = renderer.opt_target() if settings.opts and not is_generic(sink) else None
     sink = _stage("opts (5)", lambda s: optimize(s, opt_target, opts), sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
     sink = _stage("lower_reduce", lower_reduce, sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
-    pre = getattr(renderer, "pre_matcher", None)
+    pre = renderer.pre_matcher
     if pre is not None:
         sink = _stage("pre_matcher (17)", lambda s: graph_rewrite(s, pre), sink)
     sink = _stage("decompositions (18)", lambda s: decompose(s, target), sink)

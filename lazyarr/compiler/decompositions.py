@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from lazyarr import dtypes, settings
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
 from lazyarr.compiler.symbolic import BOOL, INTS, SIGNED, fits, symbolic_simple
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp
 
 P = UPat
 TRANSCENDENTAL = frozenset({Ops.EXP2, Ops.EXP, Ops.EXPM1, Ops.LOG2, Ops.LOG, Ops.LOG1P, Ops.SIN, Ops.COS,
@@ -64,13 +64,13 @@ class Target:
         mode = transcendentals or settings.transcendentals
         if mode not in (None, "native", "approx"):
             raise ValueError(f"transcendentals must be 'native' or 'approx', got {mode!r}")
-        ops = frozenset(getattr(renderer, "native_ops", GroupOp.ALU))
+        ops = frozenset(renderer.native_ops)
         approx: frozenset = frozenset()
         if mode == "approx":
             ops = ops - TRANSCENDENTAL
         elif mode is None:
-            approx = approx_pairs(getattr(renderer, "approx_by_default", ()))
-        return Target(ops, getattr(renderer, "has_fma", False), approx)
+            approx = approx_pairs(renderer.approx_by_default)
+        return Target(ops, renderer.has_fma, approx)
 
 
 def approx_pairs(default) -> frozenset:

@@ -216,7 +216,7 @@ def _all_have_float64(roots: list[UOp]) -> bool:
     """Whether every device the graph reads or copies to computes with float64."""
     for u in UOp(Ops.SINK, dtypes.void, tuple(roots)).toposort():
         device = u.arg.device if u.op is Ops.BUFFER else u.arg if u.op is Ops.COPY else None
-        if device is not None and not getattr(device, "fp64", True):
+        if device is not None and not device.fp64:
             return False
     return True
 

@@ -17,6 +17,7 @@ from lazyarr.compiler.kernel_axes import OptTarget
 from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
+from lazyarr.compiler.renderer import Renderer
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, size_var_index
 from lazyarr.dtypes import DType
 
@@ -94,7 +95,7 @@ def c_literal(v, d: DType) -> str:
     return str(v)
 
 
-class CRenderer:
+class CRenderer(Renderer):
     """C for gcc. `helpers` collects the static inline functions a kernel uses.
 
     What the codegen stages read: `native_ops` (every ALU op but MULACC: gcc has all of them, and

@@ -389,7 +389,7 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
             if key not in rangeified:
                 renderer = buffers[p].device.renderer
                 limit = min(generic_limit(v, renderer) for v in values)
-                rangeified[key] = rangeify_kernel(buffers[group[0]], values[0], getattr(renderer, "parallel_loops", 0),
+                rangeified[key] = rangeify_kernel(buffers[group[0]], values[0], renderer.parallel_loops,
                                                   limit, [(buffers[m], v) for m, v in zip(group[1:], values[1:])])
             ast, bufs, redundant, sizes = rangeified[key]
             if redundant:   # found in graphs with the points replaced: mapped back
@@ -475,7 +475,7 @@ def generic_limit(value: UOp, renderer: Any) -> int:
     kernels on renderers that take them (`generic_sizes`), so that the many small shapes of an
     interactive session or a test do not each cost a compile. Large kernels keep their sizes in the
     code, which kernel optimisation needs (it splits loops by their lengths)."""
-    limit = settings.generic_sizes if getattr(renderer, "generic_sizes", False) else 0
+    limit = settings.generic_sizes if renderer.generic_sizes else 0
     # small: every value computed, and every reduction's input, has at most `limit` elements (a
     # buffer read through a slice may be larger)
     if limit and all(u.size <= limit and (u.op is not Ops.REDUCE_AXIS or u.src[0].size <= limit)

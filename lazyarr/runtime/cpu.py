@@ -171,6 +171,8 @@ def _sample_load() -> None:
 
 class CPUDevice(Device):
     name = "cpu"
+    host_memory = True
+    plans_kernels = True
 
     def __init__(self) -> None:
         self._renderer = CRenderer()

@@ -22,8 +22,15 @@ from lazyarr.dtypes import DType
 
 
 class Device:
-    """One place where arrays live and kernels run. Subclasses implement the hooks below."""
+    """One place where arrays live and kernels run. Subclasses implement the hooks below and
+    declare what they have: `fp64` (computes with float64), `host_memory` (its buffers are the
+    host's memory: NumPy reads them in place, a precompiled routine runs on them), and
+    `plans_kernels` (it compiles a schedule's kernels from their graphs, `plan_kernel`, which lets
+    the executor know a kernel by its graph without generating its source)."""
     name: str
+    fp64 = True
+    host_memory = False
+    plans_kernels = False
 
     def __repr__(self) -> str:
         return f"Device({self.name!r})"
@@ -54,6 +61,10 @@ class Device:
     def free(self, storage: Any, nbytes: int, address: int | None = None) -> None:
         """Storage no buffer owns anymore (a caching allocator may keep it for reuse); `address`:
         its address where the buffer had it cached."""
+
+    def plan_kernel(self, item: Any) -> Any:
+        """The plan that compiles `item`'s kernel (devices that `plans_kernels`)."""
+        raise NotImplementedError
 
     def compile(self, name: str, source: str) -> Any:
         """A callable program; calling it with a list of Buffers (and extra words, a call's

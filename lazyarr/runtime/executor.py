@@ -31,7 +31,7 @@ _pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_pre
 def _program_key(item: Any) -> tuple:
     """Kernels of devices that plan them (the CPU's tiers) are known by their graph and the settings
     that change their code, which costs no codegen; others by their source."""
-    if type(item.ast) is UOp and hasattr(item.device, "plan_kernel"):
+    if type(item.ast) is UOp and item.device.plans_kernels:
         return (item.device.name, item.ast, settings.transcendentals, settings.opts, settings.threads)
     return (item.device.name, item.source)
 
@@ -84,18 +84,18 @@ def _copy(buffers: list[Any]) -> None:
 def _compile(item: Any) -> Any:
     if item.name == "copy" and item.ast is None:
         return _copy
-    spec = getattr(item, "spec", None)
-    if spec is None:
+    if not isinstance(item, CallItem):
         return item.device.compile(item.name, item.source)
+    spec = item.spec
     # a call's program is shared by calls of the same code: it takes the call's spec (scalars,
     # global size) with the buffers at each launch
-    if spec.source is not None and item.device.name != "cpu":
+    if spec.source is not None and not item.device.host_memory:
         return _opencl_call(item.device, spec)
     if spec.source is not None:
         source, entry = c_wrapper(spec)
         prog = item.device.compile(entry, source)
         return lambda buffers, call: prog(buffers, [scalar_bits(v) for v in call.scalars])
-    if item.device.name != "cpu":
+    if not item.device.host_memory:
         raise TypeError(f"precompiled routine {spec.name} runs on host memory; its inputs are on {item.device.name}")
     return lambda buffers, call: call.routine(*as_numpy_args(call, buffers), *call.scalars)
 
@@ -149,7 +149,7 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
             prog(args) if call is None else prog(args, call)
             item.device.synchronize()
             elapsed = time.perf_counter() - start
-            sizes = getattr(item, "sizes", ())
+            sizes = item.sizes
             print(f"kernel {item.name:<28} {item.device.name:<9} {len(item.buffers)} bufs  "
                   f"{elapsed * 1e6:9.1f} us" + (f"  sizes {sizes}" if sizes else ""))
             if debug >= 2:

@@ -67,6 +67,7 @@ class CallItem:
     buffers: list[Buffer]
     device: Device
     inplace: tuple[int, ...] = ()
+    sizes = ()   # a class attribute: no size arguments
 
     @property
     def ast(self) -> Any:
@@ -80,7 +81,7 @@ class CallItem:
     def source(self) -> str:
         if self.spec.source is None:
             return f"<precompiled {self.spec.routine!r}>"
-        return c_wrapper(self.spec)[0] if self.device.name == "cpu" else self.spec.source
+        return c_wrapper(self.spec)[0] if self.device.host_memory else self.spec.source
 
     def arguments(self) -> list[Buffer]:
         """The buffers in the callee's order: outputs, then inputs, each written one replaced by
