@@ -46,20 +46,26 @@ def groupable(k, red: UOp, r: UOp) -> bool:
     return red.arg in GROUP_OPS and r in red.src[1:] and red.ranges <= out and r in red.src[0].ranges
 
 
-def apply_group(k, opts: list) -> UOp:
-    """The kernel `k` (an `opts.Kernel`) with the GROUP actions `opts` applied."""
+def group_inapplicable(k, opts: list) -> str | None:
+    """Why kernel `k` (an `opts.Kernel`) cannot take the GROUP actions `opts` (None: it can)."""
     amounts = {o.amount for o in opts}
     if len(amounts) != 1 or min(amounts) < 1 or k.inner_loops:
-        raise ValueError(f"{opts}: GROUP takes one group size per kernel, on a kernel without inner loops")
-    g = amounts.pop()
-    axes = set()
+        return f"{opts}: GROUP takes one group size per kernel, on a kernel without inner loops"
     for o in opts:
         if not k.is_reduce(o.axis) or o.axis >= len(k.axes):
-            raise ValueError(f"{o}: GROUP takes a reduction axis")
-        axes.add(k.axes[o.axis])
+            return f"{o}: GROUP takes a reduction axis"
+    axes = {k.axes[o.axis] for o in opts}
+    if not any(groupable(k, red, r) for red in k.reduces for r in axes):
+        return f"{opts}: no reduction of the kernel can be grouped along these axes"
+    return None
+
+
+def apply_group(k, opts: list) -> UOp:
+    """The kernel `k` with the GROUP actions `opts` applied (`group_inapplicable` has found none
+    that does not apply)."""
+    g = opts[0].amount
+    axes = {k.axes[o.axis] for o in opts}
     grouped = [red for red in k.reduces if any(groupable(k, red, r) for r in axes)]
-    if not grouped:
-        raise ValueError(f"{opts}: no reduction of the kernel can be grouped along these axes")
     lid = local_id(g)
     # the group loops: every output loop up to the last one a grouped reduction runs in
     last = max((k.out_ranges.index(r) for red in grouped for r in red.ranges), default=-1)

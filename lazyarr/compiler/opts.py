@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from lazyarr import dtypes
-from lazyarr.compiler.group import apply_group, group_heuristic, register_tile
+from lazyarr.compiler.group import apply_group, group_heuristic, group_inapplicable, register_tile
 from lazyarr.compiler.kernel_axes import Kernel, Opt, OptTarget, analyse, stride
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.symbolic import simplify
@@ -385,47 +385,69 @@ def share_reduced_value(k: Kernel) -> UOp | None:
     return None
 
 
+def inapplicable(sink: UOp, opts: list[Opt]) -> str | None:
+    """Why the kernel cannot take the actions `opts` (None: it can; a kernel of another shape
+    takes none, and is left unchanged)."""
+    k = analyse(sink)
+    if k is None or not opts:
+        return None
+    if any(o.action == "group" for o in opts):
+        return group_inapplicable(k, opts) if all(o.action == "group" for o in opts) else \
+            f"{opts}: GROUP goes with no other action"
+    if any(o.action == "share" for o in opts):
+        shared = share_reduced_value(k)
+        if shared is None:
+            return "SHARE needs a kernel whose store recomputes a value that a sum reduces"
+        return inapplicable(shared, [o for o in opts if o.action != "share"])
+    if k.inner_loops and any(not k.is_reduce(o.axis) for o in opts):
+        return "output axes of a kernel with loops of stores inside (SHARE) take no actions"
+    if any(o.action == "epilogue" for o in opts):
+        split = split_epilogue(k)
+        if split is None:
+            return "EPILOGUE needs a kernel that stores a function of one reduction"
+        return inapplicable(split[0], [o for o in opts if o.action != "epilogue"])
+    plans: dict[int, AxisPlan] = {}
+    for o in opts:
+        if o.action not in ("vector", "upcast", "tile"):
+            return f"unknown kernel optimisation {o}"
+        if not 0 <= o.axis < len(k.axes) or o.amount < 1:
+            return f"{o}: the kernel has {len(k.axes)} axes"
+        if o.action == "tile" and k.is_reduce(o.axis):
+            return f"{o}: only output axes are tiled"
+        setattr(plans.setdefault(o.axis, AxisPlan()), o.action, o.amount)
+    for p in plans.values():
+        if p.tile and p.tile % (p.vector * p.upcast):
+            return f"a tile of {p.tile} is not a multiple of the {p.vector * p.upcast} values unrolled"
+    return None
+
+
 def apply_opts(sink: UOp, opts: list[Opt], target: OptTarget = OptTarget()) -> UOp:
-    """The kernel with `opts` applied (see the module docstring)."""
+    """The kernel with `opts` applied (see the module docstring). Raises ValueError saying why
+    when the kernel cannot take them (`inapplicable`)."""
+    reason = inapplicable(sink, opts)
+    if reason is not None:
+        raise ValueError(reason)
+    return _apply(sink, opts, target)
+
+
+def _apply(sink: UOp, opts: list[Opt], target: OptTarget) -> UOp:
     k = analyse(sink)
     if k is None or not opts:
         return sink
     if any(o.action == "group" for o in opts):
-        if any(o.action != "group" for o in opts):
-            raise ValueError(f"{opts}: GROUP goes with no other action")
         return apply_group(k, opts)
     if any(o.action == "share" for o in opts):
-        shared = share_reduced_value(k)
-        if shared is None:
-            raise ValueError("SHARE needs a kernel whose store recomputes a value that a sum reduces")
-        return apply_opts(shared, [o for o in opts if o.action != "share"], target)
-    if k.inner_loops and any(not k.is_reduce(o.axis) for o in opts):
-        raise ValueError("output axes of a kernel with loops of stores inside (SHARE) take no actions")
+        return _apply(share_reduced_value(k), [o for o in opts if o.action != "share"], target)
     if any(o.action == "epilogue" for o in opts):
         split = split_epilogue(k)
-        if split is None:
-            raise ValueError("EPILOGUE needs a kernel that stores a function of one reduction")
-        return split[1](apply_opts(split[0], [o for o in opts if o.action != "epilogue"], target))
+        return split[1](_apply(split[0], [o for o in opts if o.action != "epilogue"], target))
     plans: dict[UOp, AxisPlan] = {}
     tile_order: list[UOp] = []
     for o in opts:
-        if not 0 <= o.axis < len(k.axes) or o.amount < 1:
-            raise ValueError(f"{o}: the kernel has {len(k.axes)} axes")
         r = k.axes[o.axis]
-        p = plans.setdefault(r, AxisPlan())
-        if o.action == "vector":
-            p.vector = o.amount
-        elif o.action == "upcast":
-            p.upcast = o.amount
-        elif o.action == "tile":
-            assert not k.is_reduce(o.axis), "only output axes are tiled"
-            p.tile = o.amount
+        setattr(plans.setdefault(r, AxisPlan()), o.action, o.amount)
+        if o.action == "tile":
             tile_order.append(r)
-        else:
-            raise ValueError(f"unknown kernel optimisation {o}")
-    for r, p in plans.items():
-        if p.tile and p.tile % (p.vector * p.upcast):
-            raise ValueError(f"a tile of {p.tile} is not a multiple of the {p.vector * p.upcast} values unrolled")
     builder = Builder(k, plans, tile_order, max(r.arg for r in k.axes + k.inner_loops) + 1)
     nests = builder.nests()
     ex = Expander(builder.unroll, builder.lanes, target.vector_ops)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr import settings
-from lazyarr.compiler.opts import Opt, analyse, heuristic
+from lazyarr.compiler.opts import Opt, analyse, heuristic, inapplicable
 from lazyarr.compiler.symbolic import simplify
 
 
@@ -84,10 +84,12 @@ def _search_kernel(item: Any, runs: int) -> SearchResult | None:
     timed: list[tuple[float, list[Opt], Any]] = []
     expected = None
     for opts in variants(heuristic(k, target)):
+        if inapplicable(k.sink, opts) is not None:
+            continue   # actions this kernel cannot take
         try:
             prog = device.compile(name, generate(item.ast, renderer, name=name, opts=opts).source)
-        except (CompileError, ValueError, AssertionError, IndexError, KeyError):
-            continue   # actions this kernel cannot take
+        except CompileError:   # a variant the C compiler refuses (its message is in the debug output)
+            continue
         out = _run(prog, buffers)
         if expected is None:
             expected = out
