@@ -25,8 +25,8 @@ is the same graph, which is what the kernel caches key on.
 
 Shape-generic kernels (`generic_limit`): a small kernel's sizes (axis lengths from 2, offsets of
 shrinks and pads from 1, up to the limit) become kernel arguments, DEFINE_VARs n0, n1, ... one per
-use, so the same computation on arrays of other sizes is the same graph too and reuses the compiled
-kernel. Every decision taken on a size's value (an axis of length 1 has no loop, an offset of 0 is no
+distinct value (and least value), so the same computation on arrays of other sizes is the same graph
+too and reuses the compiled kernel, where its sizes are equal in the same places. Every decision taken on a size's value (an axis of length 1 has no loop, an offset of 0 is no
 addition, how a reshape groups its axes) shows in the graph. Decisions about buffers
 (`redundant_reductions`, `recomputed_values`) still count the concrete trips.
 """
@@ -68,6 +68,9 @@ class RangeifyContext:
     recomputed: dict[UOp, tuple[int, int]] = field(default_factory=dict)
     generic_limit: int = 0                                    # sizes up to this become arguments (0: none)
     sizes: list[int] = field(default_factory=list)            # the size arguments' values, in order
+    # (value, least) → its argument: uses of equal sizes share one, so that index expressions
+    # reached along many paths (diff(x, n=12) reads x at 13 offsets along 4096 paths) stay one
+    size_vars: dict[tuple[int, int], UOp] = field(default_factory=dict)
     trips: dict[UOp, int] = field(default_factory=dict)       # range → how many times its loop runs
 
     def size(self, n: int, least: int = 2) -> Size:
@@ -75,8 +78,12 @@ class RangeifyContext:
         [least, generic_limit]: lengths from 2, offsets from 1; a length of 1 means no loop), else n."""
         if not least <= n <= self.generic_limit:
             return n
-        self.sizes.append(n)
-        return UOp(Ops.DEFINE_VAR, dtypes.index, (), (f"n{len(self.sizes) - 1}", least, self.generic_limit))
+        var = self.size_vars.get((n, least))
+        if var is None:
+            self.sizes.append(n)
+            var = self.size_vars[(n, least)] = UOp(Ops.DEFINE_VAR, dtypes.index, (), (f"n{len(self.sizes) - 1}", least,
+                                                                                     self.generic_limit))
+        return var
 
     def offset(self, n: int) -> Size:
         return self.size(n, 1)
