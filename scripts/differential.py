@@ -1,4 +1,4 @@
-"""Differential testing at length: many random programs (tests/random_programs.py) on lazyarr
+"""Differential testing at length: many random programs (tests/random_programs/) on lazyarr
 against NumPy (values) and PyTorch (gradients, optimizer steps), with a summary of the failures by
 class and the smallest reproducer of each.
 

@@ -1,7 +1,7 @@
 """Gradients and optimizer steps of random programs against PyTorch (differential testing).
 
 Each test draws a scalar loss (sums / means / weighted sums of a random program of
-tests/random_programs.py) of parameters made every way: xp.asarray(data, requires_grad=True) of
+tests/random_programs/) of parameters made every way: xp.asarray(data, requires_grad=True) of
 arrays, lists and scalars; ones/zeros/full/linspace/arange/eye, *_like, lazyarr.random and views
 followed by `.requires_grad = True` or `.requires_grad_()`, realized before or after; 0-d ones;
 parameters equal in value to each other, to non-parameters and to the program's constants. Its

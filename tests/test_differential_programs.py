@@ -1,6 +1,6 @@
 """Random programs on lazyarr against NumPy (differential testing).
 
-Each test runs one program drawn by tests/random_programs.py from its seed: inputs made every way a
+Each test runs one program drawn by tests/random_programs/ from its seed: inputs made every way a
 user makes them (asarray of NumPy arrays, lists and scalars; ones/zeros/full/arange/linspace/eye;
 *_like; lazyarr.random; slices, transposes and broadcasts of other arrays; 0-d; realized or lazy),
 element-wise operations with broadcasting and Python scalars, comparisons and where, reductions,
