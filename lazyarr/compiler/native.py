@@ -21,6 +21,7 @@ import warnings
 from types import ModuleType
 
 from lazyarr import settings
+from lazyarr.runtime.cache import cache_key, load_cached
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "uop_native.c")
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fno-strict-aliasing"]
@@ -39,7 +40,6 @@ def load() -> ModuleType | None:
 
 
 def _build_and_import() -> ModuleType:
-    from lazyarr.runtime.cache import cache_key, load_cached
     cc = shutil.which(settings.cc)
     if cc is None:
         raise RuntimeError(f"no C compiler {settings.cc!r}")
