@@ -73,12 +73,14 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
 
 
 # How many index contexts a value may be evaluated in by its kernel before it gets a buffer. One
-# computing a reduction: two (a softmax's exp(x - max) is read by the row's sum and by the output,
+# computing a reduction: four (a softmax's exp(x - max) is read by the row's sum and by the output,
 # and stays fused; a loop body reading its previous value twice, once through a reduction, `w -
-# A.T @ (A @ w - b)`, doubles the contexts every iteration). Any other computed value: more, since
+# A.T @ (A @ w - b)`, doubles the contexts every iteration, and gets a buffer every other one; with
+# two, a training step's relu mask h > 0, read by the forward pass and the weight gradients, was a
+# bool buffer that kept those matmuls from vectorising). Any other computed value: more, since
 # recomputing it costs no loop (`diff(x, n=12)` reads its values at 13 offsets and is one kernel;
 # a loop reading its state at two indexings, `x = x + roll(x, 1)`, doubles them every iteration).
-RECOMPUTE_CONTEXTS = 2
+RECOMPUTE_CONTEXTS = 4
 RECOMPUTE_CONTEXTS_ELEMENTWISE = 32
 _SAME_INDEX = GroupOp.Elementwise | {Ops.DETACH, Ops.NOOP}
 
