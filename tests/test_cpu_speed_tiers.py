@@ -12,7 +12,7 @@ import pytest
 import lazyarr as xp
 from lazyarr import settings
 from lazyarr.compiler import codegen
-from lazyarr.runtime import cpu, executor
+from lazyarr.runtime import cpu, cpu_compiler, cpu_program, executor
 
 needs_tcc = pytest.mark.skipif(not cpu.fast_compiler_available("tcc"), reason="tcc is not installed")
 
@@ -54,7 +54,7 @@ def test_small_kernels_start_on_the_fast_compiler_and_turn_optimised_once_hot(fr
 @needs_tcc
 def test_a_generic_kernel_run_often_with_one_set_of_sizes_is_compiled_for_them(fresh, monkeypatch):
     monkeypatch.setattr(settings, "hot_calls", 2)
-    monkeypatch.setattr(cpu, "SPECIALISE_CALLS", 4)
+    monkeypatch.setattr(cpu_compiler, "SPECIALISE_CALLS", 4)
 
     def row_sums(n, m):
         a = np.arange(n * m, dtype=np.float32).reshape(n, m)
@@ -108,7 +108,7 @@ def test_without_the_fast_compiler_every_kernel_is_optimised(fresh, monkeypatch)
 
 @needs_tcc
 def test_a_fast_compile_failure_falls_back_to_gcc(fresh, monkeypatch):
-    monkeypatch.setattr(cpu, "FAST_CFLAGS", ["-shared", "-no-such-tcc-flag"])
+    monkeypatch.setattr(cpu_compiler, "FAST_CFLAGS", ["-shared", "-no-such-tcc-flag"])
     prog = program_of(small(0.875))
     assert isinstance(prog, cpu.TieredProgram)
     np.testing.assert_array_equal(small(0.875).numpy(), np.arange(64, dtype=np.float32) * 1.5 + 0.875)
@@ -187,10 +187,10 @@ def test_the_thread_count_is_a_launch_argument_bounded_by_the_setting(monkeypatc
     monkeypatch.setattr(settings, "adaptive_threads", False)
     for n in (1, 2, 3):
         monkeypatch.setattr(settings, "threads", n)
-        assert cpu.threads_now() == n
+        assert cpu_program.threads_now() == n
         np.testing.assert_allclose(xp.sum(xp.asarray(a), axis=1).numpy(), a.sum(1), rtol=1e-4, atol=1e-4)
     monkeypatch.setattr(settings, "adaptive_threads", True)
     monkeypatch.setattr(settings, "threads", 2)
-    assert cpu.threads_now() in (1, 2)
+    assert cpu_program.threads_now() in (1, 2)
     monkeypatch.setattr(settings, "threads", 1)
-    assert cpu.threads_now() == 1
+    assert cpu_program.threads_now() == 1

@@ -9,7 +9,7 @@ from lazyarr import settings
 from lazyarr.compiler.opts import Opt
 from lazyarr.compiler.search import search, variants
 from lazyarr.runtime import executor
-from lazyarr.runtime.cpu import kernel_key
+from lazyarr.runtime.cpu_compiler import kernel_key
 from tests.helpers import assert_close
 
 

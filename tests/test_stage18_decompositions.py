@@ -214,7 +214,7 @@ def test_decomposed_loops_vectorise(tmp_path, op, dt):
     gcc cannot vectorise (say, an int64 bit test it folds into a bool conversion) would make the
     approximation slower than libm."""
     import subprocess
-    from lazyarr.runtime.cpu import CFLAGS
+    from lazyarr.runtime.cpu_compiler import CFLAGS
     src = tmp_path / "k.c"
     src.write_text(generate(_elementwise(op, dt), CRenderer(), name="k", transcendentals="approx").source)
     out = subprocess.run([settings.cc, *CFLAGS, "-fopt-info-vec", "-o", str(tmp_path / "k.so"), str(src)],

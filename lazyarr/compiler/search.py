@@ -72,7 +72,7 @@ def search(*tensors: Any, runs: int = 5) -> list[SearchResult]:
 def _search_kernel(item: Any, runs: int) -> SearchResult | None:
     from lazyarr.compiler.codegen import generate, kernel_name
     from lazyarr.runtime import executor
-    from lazyarr.runtime.cpu import kernel_key
+    from lazyarr.runtime.cpu_compiler import kernel_key
     from lazyarr.runtime.errors import CompileError
     device, renderer = item.device, item.device.renderer
     target = renderer.opt_target()
