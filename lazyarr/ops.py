@@ -70,8 +70,9 @@ class Elementwise(OpDef):
         self.op, self.int_fold, self.float_fold, self.grad = op, int_fold, float_fold, grad
 
     def shape(self, u: UOp) -> tuple[int, ...]:
-        shape = u.src[-1].shape
-        if any(s.shape != shape for s in u.src):
+        src = u.src
+        shape = src[-1].shape
+        if (len(src) > 1 and src[0].shape != shape) or (len(src) > 2 and src[1].shape != shape):
             raise ValueError(f"{u.op.name} of sources of different shapes: {', '.join(str(s.shape) for s in u.src)} "
                              "(broadcast them first)")
         return shape
