@@ -26,8 +26,9 @@ is the same graph, which is what the kernel caches key on.
 Shape-generic kernels (`generic_limit`): a small kernel's sizes (axis lengths from 2, offsets of
 shrinks and pads from 1, up to the limit) become kernel arguments, DEFINE_VARs n0, n1, ... one per
 distinct value (and least value), so the same computation on arrays of other sizes is the same graph
-too and reuses the compiled kernel, where its sizes are equal in the same places. Every decision taken on a size's value (an axis of length 1 has no loop, an offset of 0 is no
-addition, how a reshape groups its axes) shows in the graph. Decisions about buffers
+too and reuses the compiled kernel, where its sizes are equal in the same places. Every decision
+taken on a size's value (an axis of length 1 has no loop, an offset of 0 is no addition, how a
+reshape groups its axes) shows in the graph. Decisions about buffers
 (`redundant_reductions`, `recomputed_values`) still count the concrete trips.
 """
 from __future__ import annotations

@@ -126,11 +126,16 @@ class OpenCLRenderer(CRenderer):
         if u.op in WRAPPING and d in UNSIGNED_OF and d.itemsize >= 4 and u not in self._index_only:
             # OpenCL C takes signed overflow for impossible (clang folds x + 1 > x to true), NumPy
             # wraps: the operation runs on the unsigned type, and converts back modulo 2^n
-            t, ut = c_type(d), UNSIGNED_OF[d]
-            x = [f"(({ut}){v})" for v in a]
-            expr = {Ops.NEG: lambda: f"(0 - {x[0]})", Ops.ABS: lambda: f"({a[0]} < 0 ? 0 - {x[0]} : {x[0]})",
-                    Ops.MULACC: lambda: f"({x[0]} * {x[1]} + {x[2]})"}.get(u.op, lambda: f"({x[0]} {INFIX[u.op]} {x[1]})")()
-            return f"(({t}){expr})"
+            x = [f"(({UNSIGNED_OF[d]}){v})" for v in a]
+            if u.op is Ops.NEG:
+                expr = f"(0 - {x[0]})"
+            elif u.op is Ops.ABS:
+                expr = f"({a[0]} < 0 ? 0 - {x[0]} : {x[0]})"
+            elif u.op is Ops.MULACC:
+                expr = f"({x[0]} * {x[1]} + {x[2]})"
+            else:
+                expr = f"({x[0]} {INFIX[u.op]} {x[1]})"
+            return f"(({c_type(d)}){expr})"
         return super().alu(u, a)
 
     def param(self, g: UOp) -> str:
