@@ -2,6 +2,8 @@
 import gc
 import weakref
 
+import pytest
+
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 
@@ -55,3 +57,13 @@ def test_deep_graphs_do_not_recurse():
     for _ in range(5000):
         x = x + 1
     assert len(x.toposort()) > 5000
+
+
+def test_an_alu_node_of_sources_of_different_shapes_raises_valueerror_naming_them():
+    import lazyarr as xp
+    a, b, c = xp.ones((3, 4)).uop, xp.ones(4).uop, xp.ones((3, 4), dtype=xp.bool).uop
+    with pytest.raises(ValueError, match=r"ADD of sources of different shapes: \(3, 4\), \(4,\)"):
+        UOp(Ops.ADD, a.dtype, (a, b)).shape
+    with pytest.raises(ValueError, match="WHERE of sources of different shapes"):
+        UOp(Ops.WHERE, a.dtype, (c, b, a)).shape
+    assert UOp(Ops.WHERE, a.dtype, (c, a, a)).shape == (3, 4)
