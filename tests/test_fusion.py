@@ -2,6 +2,7 @@
 import numpy as np
 
 import lazyarr as xp
+from tests.conftest import DEVICE
 from tests.helpers import assert_close
 
 
@@ -47,6 +48,50 @@ def test_a_costly_value_broadcast_along_an_outer_loop_gets_a_buffer():
     # cheap work stays fused, and so does a costly value broadcast along an inner loop only
     assert kernels((xp.asarray(a) * 2).T @ xp.asarray(b)) == 1
     assert kernels(xp.exp(xp.asarray(a[:, :1])) * xp.asarray(a)) == 1
+
+
+def test_a_reduction_read_at_several_indexings_gets_a_buffer():
+    # a softmax of logits x @ w: the row's max reads every logit in its loop and the output reads
+    # them again; fused, the (64, 10, 128) matmul would run twice
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((64, 128), dtype=np.float32), rng.standard_normal((128, 10), dtype=np.float32)
+    logits = xp.asarray(x) @ xp.asarray(w)
+    y = xp.exp(logits - xp.max(logits, axis=1, keepdims=True))
+    items = y.schedule()
+    assert len(items) == 2 and items[0].buffers[0].size == 64 * 10
+    ln = x @ w
+    assert_close(y, np.exp(ln - ln.max(axis=1, keepdims=True)), rtol=1e-4, atol=1e-5)
+    if DEVICE.startswith("opencl"):
+        return   # (where work-items share the output loops, any reduction not over all of them gets a buffer)
+    # a small reduction read twice stays fused (recomputing it costs less than a kernel), and a row's
+    # max read by every element of its row is computed once per row either way
+    s = xp.sum(xp.asarray(x[:4, :8]), axis=1, keepdims=True)
+    assert kernels(xp.exp(s - xp.max(s))) == 1
+    xs = xp.asarray(x)
+    assert kernels(xp.exp(xs - xp.max(xs, axis=1, keepdims=True))) == 1
+
+
+def test_a_chain_of_matmuls_is_scheduled_in_two_rounds(monkeypatch):
+    # each layer's matmul would be nested in the next one's: one round of rangeify finds them, and
+    # the points chosen in that round stay, so the next round finds nothing new
+    from lazyarr.compiler import schedule
+    rounds = []
+    find = schedule.find_realize_points
+    monkeypatch.setattr(schedule, "find_realize_points", lambda roots, extra=frozenset(): rounds.append(1) or
+                        find(roots, extra))
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 48), dtype=np.float32)
+    ws = [rng.standard_normal((48, 48), dtype=np.float32) * 0.1 for _ in range(8)]
+    h, hn, outs = xp.asarray(x), x.astype(np.float64), []
+    for i, w in enumerate(ws):
+        h = xp.maximum(h @ xp.asarray(w) + 0.25, 0.0) * (1.0 + i)
+        hn = np.maximum(hn @ w + 0.25, 0.0) * (1.0 + i)
+        outs.append((xp.sum(h, axis=0), hn.sum(axis=0)))
+    assert len(schedule.create_schedule([(t.uop, t.device) for t in [h, *(o for o, _ in outs)]]).items) == 16
+    assert len(rounds) == 2
+    xp.realize(h, *(o for o, _ in outs))
+    for got, want in [(h, hn), *outs]:   # float32 against float64: relative to the values' size
+        assert_close(got, want.astype(np.float32), rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
 def test_contiguous_is_a_fusion_boundary():

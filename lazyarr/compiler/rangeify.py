@@ -18,8 +18,9 @@ with an INDEX node. Rules then push every INDEX from the root towards the leaves
 The output is a STORE into argument 0 at the output's linear index, closed by an END of the
 output's ranges (a kernel of several outputs of one shape: a STORE into each of its first
 arguments, grouped by a NOOP under the one END). Rangeify also reports the reductions the kernel
-would evaluate redundantly, and the costly elementwise values it would evaluate inside loops they
-do not depend on, which the scheduler then gives buffers of their own (`redundant_reductions`,
+would evaluate redundantly (inside loops they do not depend on, or again at other indexings), and
+the costly elementwise values it would evaluate inside loops they do not depend on, which the
+scheduler then gives buffers of their own (`redundant_reductions`, `repeated_reductions`,
 `recomputed_values`). The result holds no Buffer objects: the same computation on other buffers
 is the same graph, which is what the kernel caches key on.
 
@@ -29,7 +30,7 @@ distinct value (and least value), so the same computation on arrays of other siz
 too and reuses the compiled kernel, where its sizes are equal in the same places. Every decision
 taken on a size's value (an axis of length 1 has no loop, an offset of 0 is no addition, how a
 reshape groups its axes) shows in the graph. Decisions about buffers
-(`redundant_reductions`, `recomputed_values`) still count the concrete trips.
+(`redundant_reductions`, `repeated_reductions`, `recomputed_values`) still count the concrete trips.
 """
 from __future__ import annotations
 
@@ -67,6 +68,8 @@ class RangeifyContext:
     # (how often they run, how many values they have)
     enclosing: dict[UOp, frozenset[UOp]] = field(default_factory=dict)
     recomputed: dict[UOp, tuple[int, int]] = field(default_factory=dict)
+    # each REDUCE_AXIS → how often its body runs at each indexing the kernel evaluates it at
+    reduce_runs: dict[UOp, list[int]] = field(default_factory=dict)
     generic_limit: int = 0                                    # sizes up to this become arguments (0: none)
     sizes: list[int] = field(default_factory=list)            # the size arguments' values, in order
     # (value, least) → its argument: uses of equal sizes share one, so that index expressions
@@ -236,6 +239,7 @@ def push_reduce(ctx: RangeifyContext, ix: UOp, red: UOp) -> UOp:
     around = ctx.around(ix)[1]
     for r in ranges:
         ctx.enclosing[r] = around
+    ctx.reduce_runs.setdefault(red, []).append(ctx.trip_count(around | frozenset(ranges)))
     # the REDUCE node is rebuilt as its sources are rewritten; its ranges are its own for good
     ctx.reduce_origin[ranges[0]] = red
     return UOp(Ops.REDUCE, red.dtype, (inner, *ranges), op)
@@ -301,8 +305,8 @@ def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0, generic_limit
     # values inside a redundant reduction are judged again once it has a buffer of its own
     redundant = redundant_reductions(sink, loops, ctx.reduce_origin, ctx.trip_count, parallel_loops)
     # the SINK counts the kernel's buffers and sizes: a launch passes them all, though codegen may drop a load
-    return (sink.replace(arg=(len(ctx.buffers), len(ctx.sizes))), ctx.buffers,
-            redundant or recomputed_values(ctx.recomputed), tuple(ctx.sizes))
+    redundant = redundant or repeated_reductions(ctx.reduce_runs) or recomputed_values(ctx.recomputed)
+    return sink.replace(arg=(len(ctx.buffers), len(ctx.sizes))), ctx.buffers, redundant, tuple(ctx.sizes)
 
 
 def bind_sizes(sink: UOp, sizes: Sequence[int]) -> UOp:
@@ -351,6 +355,15 @@ def _cost(u: UOp) -> int:
     from lazyarr.compiler.decompositions import TRANSCENDENTAL, TRANSCENDENTAL_COST
     return sum(TRANSCENDENTAL_COST if n.op in TRANSCENDENTAL else 1 for n in u.toposort(lambda x: x.op is Ops.REDUCE_AXIS)
                if n.op in GroupOp.ALU)
+
+
+def repeated_reductions(reduce_runs: dict[UOp, list[int]]) -> list[UOp]:
+    """The reductions that the kernel evaluates at several indexings (a matmul's result read by a
+    row's max and by every element of the row: the logits of a softmax cross-entropy), wasting
+    enough work that a buffer of their own pays. Only the outermost of nested ones are named."""
+    repeated = [red for red, runs in reduce_runs.items() if sum(runs) - max(runs) >= RECOMPUTE_WORK]
+    inner = {n for u in repeated for n in u.toposort()[:-1]}
+    return [u for u in repeated if u not in inner]
 
 
 def recomputed_values(recomputed: dict[UOp, tuple[int, int]]) -> list[UOp]:

@@ -361,6 +361,7 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
         items: list[ScheduleItem] = []
         replaced: dict[UOp, UOp] = {}
         found: set[UOp] = set()
+        redundant_seen: set[UOp] = set()   # found, as the nodes of the kernels' values
         calls: dict[UOp, CallItem] = {}
         groups = output_groups(points, buffers, set(complex_roots))
         for p in points:
@@ -388,6 +389,8 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
                     done[m] = _point_value(m, inline, done)
                     values.append(done[m])
             key = (group, tuple(values))
+            if found and key not in rangeified and any(n in redundant_seen for v in values for n in v.toposort()):
+                continue   # computes a reduction found redundant: rangeified next round, once it has a buffer
             if key not in rangeified:
                 renderer = buffers[p].device.renderer
                 limit = min(generic_limit(v, renderer) for v in values)
@@ -401,13 +404,16 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
                 new = {back.get(r, r) for r in redundant} - extra
                 if new:
                     found |= new
+                    redundant_seen.update(redundant)
                     continue
             if found:
                 continue   # this round's items are thrown away
             items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes, len(group)))
         if not found:
             break
-        extra |= found
+        # the points this round chose stay points: without one, the reductions under it nest in
+        # those of its users and are found redundant a round later
+        extra |= found | {p for p in points if p.op is not Ops.CALL_RESULT}
     out_views = {}
     for (orig, _), r, d in zip(outputs, roots, dtypes_out):
         v = views.get(r, r)
