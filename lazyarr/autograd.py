@@ -79,15 +79,20 @@ def forget_requires_grad() -> None:
     _Memo.generation += 1
 
 
-def _on_path(order: list[UOp], wanted: Callable[[UOp], bool]) -> set[UOp]:
-    """The nodes of `order` (sources first) that are targets (`wanted`) or read one through
-    floating-point values and no DETACH: those a gradient flows through."""
+def _on_path(order: list[UOp], wanted: Callable[[UOp], bool], only: Ops | None = None) -> tuple[set[UOp], list[UOp]]:
+    """The nodes of `order` (sources first) that are targets (`wanted`; if `only` is given, only
+    nodes of that op are asked) or read one through floating-point values and no DETACH: those a
+    gradient flows through; and the targets, in order."""
     on_path: set[UOp] = set()
+    targets: list[UOp] = []
     DETACH = Ops.DETACH
     for u in order:
-        if (u.op is not DETACH and u.dtype.kind in "fc" and not on_path.isdisjoint(u.src)) or wanted(u):
+        if (only is None or u.op is only) and wanted(u):
             on_path.add(u)
-    return on_path
+            targets.append(u)
+        elif u.op is not DETACH and u.dtype.kind in "fc" and not on_path.isdisjoint(u.src):
+            on_path.add(u)
+    return on_path, targets
 
 
 def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[UOp] | None = None,
@@ -99,7 +104,7 @@ def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[
         order = root.toposort()
     wanted = set(targets)
     if on_path is None:
-        on_path = _on_path(order, wanted.__contains__)
+        on_path = _on_path(order, wanted.__contains__)[0]
     adjoints: dict[UOp, UOp] = {root: root_adjoint}
     for u in reversed(order):
         g = adjoints.get(u)
@@ -129,7 +134,9 @@ def backward(self: Tensor, gradient: Any = None) -> None:
                         f"through integer or boolean values")
     # one walk answers both which leaves the graph reads and whether gradients reach it from them
     order = graph.toposort()
-    on_path = _on_path(order, is_grad_leaf)
+    # the leaves' markers the graph reads, in graph order (the same every step; a leaf realized or
+    # updated since the graph was recorded has several)
+    on_path, markers = _on_path(order, is_grad_leaf, Ops.NOOP)
     if graph not in on_path:
         raise RuntimeError("backward(): this tensor does not require grad: none of the tensors it was "
                            "computed from was created with requires_grad=True (or it was computed under "
@@ -144,9 +151,7 @@ def backward(self: Tensor, gradient: Any = None) -> None:
         if g.shape != self.shape:
             raise ValueError(f"backward(): gradient of shape {g.shape} does not match the tensor's shape {self.shape}")
         adjoint = g.astype(self.dtype).uop
-    # the leaves' markers the graph reads (a leaf realized or updated since has several)
     live = _tensor.grad_leaf_tensors()
-    markers = [u for u in order if u in on_path and is_grad_leaf(u)]   # (in graph order: the same every step)
     shares: dict[tuple, list[UOp]] = {}
     for m, g in zip(markers, gradients(graph, markers, adjoint, order, on_path)):
         if g is not None:

@@ -71,8 +71,11 @@ class Elementwise(OpDef):
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         src = u.src
-        shape = src[-1].shape
-        if (len(src) > 1 and src[0].shape != shape) or (len(src) > 2 and src[1].shape != shape):
+        shape = src[0].shape
+        # the other sources are checked where their shapes are known: computing them only for the
+        # check would cost every update of an optimizer's state a shape it never needs
+        if len(src) > 1 and (((s := src[1]._shape) is not None and s != shape) or
+                             (len(src) > 2 and (s := src[2]._shape) is not None and s != shape)):
             raise ValueError(f"{u.op.name} of sources of different shapes: {', '.join(str(s.shape) for s in u.src)} "
                              "(broadcast them first)")
         return shape

@@ -112,19 +112,27 @@ def _arg_key(arg: Any) -> Any:
 OP_DEFS: dict[Ops, Any] = {}
 
 
+_shape_depth = [0]   # how many shape_of calls are under way (one thread's count is enough to bound it)
+
+
 def shape_of(u: UOp) -> tuple[int, ...]:
     """u's shape by its op's rule (`OP_DEFS`). Raises TypeError for an op of no shape (a
     kernel-level node), ValueError for sources whose shapes the rule rejects."""
     d = OP_DEFS.get(u.op)
     if d is None:
         raise TypeError(f"{u.op.name} nodes have no shape")
-    if any(s._shape is None for s in u.src):
-        # sources of unknown shape get theirs first, sources first: a deep graph built without shapes
-        # (a gradient's) would otherwise recurse once per level
+    depth = _shape_depth
+    if depth[0] > 32 and any(s._shape is None for s in u.src):
+        # deep in a graph built without shapes (a gradient's): the sources of unknown shape get
+        # theirs sources first, instead of a recursion one level per node
         for n in u.toposort(lambda x: x._shape is not None)[:-1]:
             if n._shape is None and n.op in OP_DEFS:
                 n._shape = OP_DEFS[n.op].shape(n)
-    return d.shape(u)
+    depth[0] += 1
+    try:
+        return d.shape(u)
+    finally:
+        depth[0] -= 1
 
 
 class _Ref(weakref.ref):
