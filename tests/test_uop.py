@@ -67,3 +67,15 @@ def test_an_alu_node_of_sources_of_different_shapes_raises_valueerror_naming_the
     with pytest.raises(ValueError, match="WHERE of sources of different shapes"):
         UOp(Ops.WHERE, a.dtype, (c, b, a)).shape
     assert UOp(Ops.WHERE, a.dtype, (c, a, a)).shape == (3, 4)
+
+
+def test_the_shape_of_a_deep_graph_built_without_shapes_is_found_without_recursing_per_node():
+    # a gradient's graph is built without asking shapes: the first shape asked is the top's
+    import sys
+    import lazyarr as xp
+    x = xp.ones((3, 2)).uop
+    one = xp.ones((3, 2)).uop
+    u = x
+    for _ in range(3 * sys.getrecursionlimit()):
+        u = UOp(Ops.ADD, u.dtype, (u, one))
+    assert u.shape == (3, 2)

@@ -124,7 +124,7 @@ def shape_of(u: UOp) -> tuple[int, ...]:
     depth = _shape_depth
     if depth[0] > 32 and any(s._shape is None for s in u.src):
         # deep in a graph built without shapes (a gradient's): the sources of unknown shape get
-        # theirs sources first, instead of a recursion one level per node
+        # theirs first, sources first, instead of a recursion one level per node
         for n in u.toposort(lambda x: x._shape is not None)[:-1]:
             if n._shape is None and n.op in OP_DEFS:
                 n._shape = OP_DEFS[n.op].shape(n)
