@@ -19,64 +19,14 @@ import operator
 import weakref
 from typing import Any, Callable, Sequence
 
-from lazyarr import tensor as _tensor
+from lazyarr import arrays as _array
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import const
 from lazyarr.ops import OP_DEFS
-from lazyarr.tensor import Tensor, as_tensor, is_grad_leaf, wrap
+from lazyarr.arrays import Array, is_grad_leaf, wrap
+from lazyarr.creation import as_tensor
 
 _markers = itertools.count()
-
-
-class _Memo:
-    """Answers of graph_requires_grad are kept on the nodes (`UOp._grad`: generation·2 + answer),
-    valid while `generation` is unchanged: a new leaf that requires grad makes them stale."""
-    generation = 1
-
-
-def graph_requires_grad(u: UOp) -> bool:
-    """Whether `u` depends, through floating-point values and no DETACH, on a leaf that requires
-    gradients."""
-    gen = _Memo.generation
-    known = u._grad
-    if known is not None and known >> 1 == gen:
-        return bool(known & 1)
-    if u.op is Ops.DETACH or not u.dtype.is_inexact or not _tensor._grad_leaves:
-        return False
-    stack, DETACH = [u], Ops.DETACH
-    while stack:   # sources first; a node answered in this generation is not entered
-        n = stack[-1]
-        known = n._grad
-        if known is not None and known >> 1 == gen:
-            stack.pop()
-            continue
-        if n.op is DETACH or n.dtype.kind not in "fc":   # (not is_inexact)
-            n._grad = gen << 1
-            stack.pop()
-            continue
-        pending = False
-        for s in n.src:
-            known = s._grad
-            if known is None or known >> 1 != gen:
-                stack.append(s)
-                pending = True
-        if pending:
-            continue
-        stack.pop()
-        needs = False
-        for s in n.src:
-            if s._grad & 1:
-                needs = True
-                break
-        if not needs:
-            needs = is_grad_leaf(n)
-        n._grad = gen << 1 | needs
-    return bool(u._grad & 1)
-
-
-def forget_requires_grad() -> None:
-    """Called when a tensor becomes a leaf that requires grad: earlier answers may be stale."""
-    _Memo.generation += 1
 
 
 def _on_path(order: list[UOp], wanted: Callable[[UOp], bool], only: Ops | None = None) -> tuple[set[UOp], list[UOp]]:
@@ -125,7 +75,7 @@ def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[
     return [adjoints.get(t) for t in targets]
 
 
-def backward(self: Tensor, gradient: Any = None) -> None:
+def backward(self: Array, gradient: Any = None) -> None:
     """Accumulate d(self)/d(leaf) into `.grad` of every leaf tensor that requires gradients.
     `gradient` (the adjoint of self) may be omitted only for a tensor of one element."""
     graph = self.uop
@@ -151,7 +101,7 @@ def backward(self: Tensor, gradient: Any = None) -> None:
         if g.shape != self.shape:
             raise ValueError(f"backward(): gradient of shape {g.shape} does not match the tensor's shape {self.shape}")
         adjoint = g.astype(self.dtype).uop
-    live = _tensor.grad_leaf_tensors()
+    live = _array.grad_leaf_tensors()
     shares: dict[tuple, list[UOp]] = {}
     for m, g in zip(markers, gradients(graph, markers, adjoint, order, on_path)):
         if g is not None:
@@ -185,11 +135,11 @@ class no_grad:
             functools.update_wrapper(self, fn)
 
     def __enter__(self) -> no_grad:
-        _tensor.grad_mode.disabled += 1
+        _array.grad_mode.disabled += 1
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _tensor.grad_mode.disabled -= 1
+        _array.grad_mode.disabled -= 1
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._fn is None:   # used as @no_grad(): decorate the function
@@ -198,7 +148,7 @@ class no_grad:
             return self._fn(*args, **kwargs)
 
 
-def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Tensor, Any]]:
+def value_and_grad(f: Callable[..., Array], argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Array, Any]]:
     """f's value and its gradient with respect to the arguments `argnums` (one Tensor, or a tuple
     for a sequence). f must return a floating-point tensor of one element."""
     try:
@@ -206,7 +156,7 @@ def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -
     except TypeError:
         raise TypeError(f"grad: argnums must be an int or a sequence of ints, got {argnums!r}") from None
 
-    def wrapper(*args: Any, **kwargs: Any) -> tuple[Tensor, Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> tuple[Array, Any]:
         if any(not -len(args) <= i < len(args) for i in nums):
             raise TypeError(f"grad: differentiating with respect to argnums={argnums!r} needs that many positional "
                             f"arguments, got {len(args)}")
@@ -222,9 +172,9 @@ def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -
             markers.append(m)
             marked[i] = wrap(m, t.device)
         out = f(*marked, **kwargs)
-        if not isinstance(out, Tensor) or out.size != 1 or not out.dtype.is_inexact:
+        if not isinstance(out, Array) or out.size != 1 or not out.dtype.is_inexact:
             raise ValueError("grad: the function must return a floating-point tensor of one element, got "
-                             + (f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, Tensor) else type(out).__name__))
+                             + (f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, Array) else type(out).__name__))
         grads = gradients(out.uop, markers, const(1.0, out.dtype, out.shape))
         results = {i: wrap(g if g is not None else const(0.0, m.dtype, m.shape), out.device)
                    for i, g, m in zip(distinct, grads, markers)}
@@ -232,10 +182,9 @@ def value_and_grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -
     return wrapper
 
 
-def grad(f: Callable[..., Tensor], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def grad(f: Callable[..., Array], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The function computing f's gradient with respect to the arguments `argnums`."""
     vg = value_and_grad(f, argnums)
     return functools.wraps(f)(lambda *args, **kwargs: vg(*args, **kwargs)[1])
 
 
-Tensor.backward = backward

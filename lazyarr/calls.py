@@ -33,14 +33,15 @@ from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.runtime.call_abi import CallSpec
 from lazyarr.runtime.devices import get_device
-from lazyarr.tensor import Tensor, as_tensor, realize, wrap
+from lazyarr.arrays import Array, realize, wrap
+from lazyarr.creation import as_tensor
 
 
 # ---- traced functions ------------------------------------------------------------------------
 
-def _flatten(x: Any) -> tuple[list[Tensor], Any]:
+def _flatten(x: Any) -> tuple[list[Array], Any]:
     """The tensors in a (nested) tuple/list result, and a description to rebuild it."""
-    if isinstance(x, Tensor):
+    if isinstance(x, Array):
         return [x], "T"
     if isinstance(x, (tuple, list)):
         parts = [_flatten(v) for v in x]
@@ -48,7 +49,7 @@ def _flatten(x: Any) -> tuple[list[Tensor], Any]:
     raise TypeError(f"a traced function must return tensors (or tuples/lists of them), got {type(x).__name__}")
 
 
-def _unflatten(spec: Any, tensors: Sequence[Tensor]) -> Any:
+def _unflatten(spec: Any, tensors: Sequence[Array]) -> Any:
     it = iter(tensors)
 
     def build(s: Any) -> Any:
@@ -75,13 +76,13 @@ class Function:
         self.fn, self.compile = fn, compile
         self.traces: dict[tuple, _Trace] = {}
         self.pinned: tuple | None = None
-        self._names = list(getattr(fn, "__code__", None).co_varnames[:fn.__code__.co_argcount]) \
+        self._names = list(getattr(fn, "__code__", None).co_varnames[:fn.__code__.co_argcount])\
             if hasattr(fn, "__code__") else []
 
     def _signature(self, args: tuple) -> tuple:
         sig = []
         for a in args:
-            if isinstance(a, Tensor):
+            if isinstance(a, Array):
                 sig.append(("tensor", a.shape, a.dtype, a.device.name))
             else:
                 try:
@@ -134,7 +135,7 @@ class Function:
             self._check_fit(sig)
         tr = self.traces.get(sig) or self._trace(sig, args)
         binding = {p: args[p.arg[0]].uop for p in tr.params}
-        sink = substitute(UOp(Ops.SINK, dtypes.void, tr.outputs), binding) if binding else \
+        sink = substitute(UOp(Ops.SINK, dtypes.void, tr.outputs), binding) if binding else\
             UOp(Ops.SINK, dtypes.void, tr.outputs)
         results = [wrap(u, d) for u, d in zip(sink.src, tr.devices)]
         if self.compile:

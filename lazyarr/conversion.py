@@ -17,6 +17,7 @@ from typing import Any
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import python_value
 from lazyarr.realize import realized
+from lazyarr.arrays import realize, wrap
 
 _MOVEMENT = (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.SHRINK, Ops.FLIP, Ops.PAD)
 
@@ -81,7 +82,6 @@ def element(t: Any) -> Any:
             u, idx = u.src[0], src_idx
             continue
         # a computed value: realize it once (it is shared by every view of it), then read it
-        from lazyarr.tensor import realize, wrap
         node = wrap(u, t.device)
         realize(node)
         u = node.uop

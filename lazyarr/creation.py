@@ -22,11 +22,20 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device
 from lazyarr.runtime.devices import get_device
-from lazyarr.tensor import Tensor, is_scalar, wrap
-from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
-from lazyarr.manipulation import MAX_SIZE, check_dimensions
+from lazyarr.arrays import Array, wrap
+from lazyarr.graph import MAX_SIZE, alu, cast_uop, check_dimensions, const, expand_uop, make_complex, reshape_uop
 
 Shape = tuple[int, ...]
+
+
+def is_scalar(x: Any) -> bool:
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, Array)
+
+
+def as_tensor(x: Any, device: Device | None = None) -> Array:
+    if isinstance(x, Array):
+        return x
+    return asarray(x, device=device)
 
 
 def normalize_shape(shape: Any) -> Shape:
@@ -56,7 +65,7 @@ def iota(n: int) -> UOp:
     return UOp(Ops.IOTA, dtypes.index, (), n)
 
 
-def from_numpy(arr: np.ndarray, device: Device, copy: bool | None = True) -> Tensor:
+def from_numpy(arr: np.ndarray, device: Device, copy: bool | None = True) -> Array:
     """A tensor holding the contents of a NumPy array of a supported dtype."""
     dtype = dtypes.as_dtype(arr.dtype)
     if copy is False:
@@ -70,14 +79,14 @@ def from_numpy(arr: np.ndarray, device: Device, copy: bool | None = True) -> Ten
 
 
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool = False) -> Array:
     """Convert `obj` (a Tensor, Python scalar, nested sequence, NumPy array or buffer-protocol
     object) to a Tensor. `copy=False` raises ValueError when a copy is needed. `requires_grad`
     makes the result a leaf whose gradient backward() accumulates into `.grad`."""
     if requires_grad:
         return asarray(obj, dtype=dtype, device=device, copy=True if copy is None else copy).requires_grad_()
     want = None if dtype is None else dtypes.as_dtype(dtype)
-    if isinstance(obj, Tensor):
+    if isinstance(obj, Array):
         dev = obj.device if device is None else get_device(device)
         t = obj
         if dev is not t.device:
@@ -120,7 +129,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             arr = np.asarray(obj) if want is None else np.asarray(obj, dtype=want.np)
         except OverflowError as e:
             raise OverflowError(f"asarray: {e}") from None
-    if arr.dtype.kind not in "biufc" or arr.dtype == np.float16 or arr.dtype.itemsize > 16 or \
+    if arr.dtype.kind not in "biufc" or arr.dtype == np.float16 or arr.dtype.itemsize > 16 or\
             arr.dtype == np.longdouble:
         raise TypeError(f"asarray: lazyarr has no dtype for NumPy's {arr.dtype} "
                         f"(supported: {', '.join(d.name for d in dtypes.ALL)})")
@@ -128,22 +137,22 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
 
 
 def _holds_tensors(seq: Any) -> bool:
-    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _holds_tensors(x)) for x in seq)
+    return any(isinstance(x, Array) or (isinstance(x, (list, tuple)) and _holds_tensors(x)) for x in seq)
 
 
 def _nested_numpy(seq: Any) -> Any:
-    if isinstance(seq, Tensor):
+    if isinstance(seq, Array):
         return seq.numpy()
     if isinstance(seq, (list, tuple)):
         return [_nested_numpy(x) for x in seq]
     return seq
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """An array of `shape` filled with `fill_value`."""
     shape = normalize_shape(shape)
     dev = _device(device)
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, Array):
         if fill_value.ndim != 0:
             raise ValueError("full: fill_value must be a scalar or a 0-d array")
         d = _dtype_or(dtype, fill_value.dtype)
@@ -163,49 +172,49 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     return wrap(const(fill_value, d, shape), dev)
 
 
-def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return full(shape, 0, dtype=_dtype_or(dtype, dtypes.default_float), device=device)
 
 
-def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     return full(shape, 1, dtype=_dtype_or(dtype, dtypes.default_float), device=device)
 
 
-def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """An array of `shape` whose contents are whatever the new memory holds."""
     shape = normalize_shape(shape)
     d, dev = _dtype_or(dtype, dtypes.default_float), _device(device)
     return wrap(buffer_view(Buffer(dev, math.prod(shape), d), shape), dev)
 
 
-def _like(x: Tensor, dtype: Any, device: Any) -> tuple[Shape, DType, Device]:
-    if not isinstance(x, Tensor):
+def _like(x: Array, dtype: Any, device: Any) -> tuple[Shape, DType, Device]:
+    if not isinstance(x, Array):
         x = asarray(x)
     return x.shape, _dtype_or(dtype, x.dtype), x.device if device is None else get_device(device)
 
 
-def zeros_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return full(shape, 0, dtype=d, device=dev)
 
 
-def ones_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return full(shape, 1, dtype=d, device=dev)
 
 
-def full_like(x: Tensor, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Tensor:
+def full_like(x: Array, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return full(shape, fill_value, dtype=d, device=dev)
 
 
-def empty_like(x: Tensor, /, *, dtype: Any = None, device: Any = None) -> Tensor:
+def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return empty(shape, dtype=d, device=dev)
 
 
 def _as_number(x: Any, name: str) -> Any:
-    if isinstance(x, Tensor):
+    if isinstance(x, Array):
         if x.ndim != 0:
             raise TypeError(f"{name} must be a scalar, got an array of shape {x.shape}")
         return x.item()
@@ -216,7 +225,7 @@ def _as_number(x: Any, name: str) -> Any:
     return x
 
 
-def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Tensor:
+def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Array:
     """Evenly spaced values in [start, stop) with spacing `step`."""
     start, step = _as_number(start, "start"), _as_number(step, "step")
     if stop is None:
@@ -244,7 +253,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 
 
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
-             endpoint: bool = True) -> Tensor:
+             endpoint: bool = True) -> Array:
     """`num` evenly spaced values from `start` to `stop` (included when `endpoint`)."""
     start, stop = _as_number(start, "start"), _as_number(stop, "stop")
     num = operator.index(num)
@@ -257,7 +266,6 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
     if is_complex and not d.is_complex:
         raise TypeError(f"linspace: complex start or stop with the real dtype {d}")
     if d.is_complex:   # the real and imaginary parts spaced each on its own (NumPy's, for finite values)
-        from lazyarr.elementwise import make_complex
         start, stop = complex(start), complex(stop)
         f = dtypes.component(d)
         parts = [linspace(a, b, num, dtype=f, device=device, endpoint=endpoint).uop
@@ -279,7 +287,7 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
-        device: Any = None) -> Tensor:
+        device: Any = None) -> Array:
     """A 2-D array with ones on the k-th diagonal and zeros elsewhere."""
     n_rows = operator.index(n_rows)
     n_cols = n_rows if n_cols is None else operator.index(n_cols)
@@ -293,11 +301,11 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     return wrap(cast_uop(alu(Ops.CMPEQ, alu(Ops.ADD, rows, k), cols), d), _device(device))
 
 
-def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """An array holding the data of `x`, any object with `__dlpack__` (host memory; NumPy reads
     the capsule at the boundary), on the CPU device unless `device` names another. `copy=False` shares x's memory and raises ValueError where it
     cannot; `copy=True` always copies; None copies only when needed."""
-    if isinstance(x, Tensor):
+    if isinstance(x, Array):
         return asarray(x, device=device, copy=copy)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
@@ -317,12 +325,12 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> T
     return from_numpy(arr, dev, copy=True)
 
 
-def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     """Coordinate grids from 1-D coordinate arrays: each output has one axis per input ('ij'),
     with the first two swapped for Cartesian indexing ('xy'). Each keeps its input's dtype."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    ts = [a if isinstance(a, Tensor) else asarray(a) for a in arrays]
+    ts = [a if isinstance(a, Array) else asarray(a) for a in arrays]
     for t in ts[1:]:
         if t.device is not ts[0].device:
             raise ValueError(f"meshgrid: arrays are on different devices: {ts[0].device.name} and {t.device.name}")
@@ -341,8 +349,8 @@ def meshgrid(*arrays: Tensor, indexing: str = "xy") -> tuple[Tensor, ...]:
     return tuple(out)
 
 
-def _triangle(name: str, x: Tensor, k: int, lower: bool) -> Tensor:
-    if not isinstance(x, Tensor):
+def _triangle(name: str, x: Array, k: int, lower: bool) -> Array:
+    if not isinstance(x, Array):
         x = asarray(x)
     k = operator.index(k)
     if x.ndim < 2:
@@ -357,11 +365,11 @@ def _triangle(name: str, x: Tensor, k: int, lower: bool) -> Tensor:
     return wrap(UOp(Ops.WHERE, x.dtype, (keep, x.uop, zero)), x.device)
 
 
-def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
+def tril(x: Array, /, *, k: int = 0) -> Array:
     """x with the elements above the k-th diagonal of its last two axes set to zero."""
     return _triangle("tril", x, k, lower=True)
 
 
-def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
+def triu(x: Array, /, *, k: int = 0) -> Array:
     """x with the elements below the k-th diagonal of its last two axes set to zero."""
     return _triangle("triu", x, k, lower=False)

@@ -6,7 +6,8 @@ from typing import Any
 from lazyarr import dtypes
 from lazyarr.dtypes import DType, finfo, iinfo  # noqa: F401  (re-exported)
 from lazyarr.runtime.devices import get_device
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor
 from lazyarr.graph import cast_uop
 
 _KINDS = {
@@ -20,7 +21,7 @@ _KINDS = {
 }
 
 
-def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
     """x converted to `dtype` (C casts: floats truncate toward zero, bool is x != 0; a complex value
     is True unless it is 0 + 0j). Complex to real or integer raises TypeError, as the standard asks:
     take real() or imag() first."""
@@ -37,7 +38,7 @@ def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -
 def can_cast(from_: Any, to: Any, /) -> bool:
     """Whether `from_` (a dtype or an array) promotes to `to`: the array API's table within a kind,
     NumPy's safe casting across kinds, where the standard is silent (bool to any, int8 to float32)."""
-    f = from_.dtype if isinstance(from_, Tensor) else dtypes.as_dtype(from_)
+    f = from_.dtype if isinstance(from_, Array) else dtypes.as_dtype(from_)
     t = dtypes.as_dtype(to)
     return dtypes.promote_types(f, t) is t
 
@@ -58,7 +59,7 @@ def isdtype(dtype: Any, kind: Any) -> bool:
 
 def result_type(*arrays_and_dtypes: Any) -> DType:
     """The dtype of an operation on these arrays, dtypes and Python scalars (scalars are weak)."""
-    found = [a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes
+    found = [a.dtype if isinstance(a, Array) else a for a in arrays_and_dtypes
              if not (isinstance(a, (bool, int, float, complex)))]
     scalars = [a for a in arrays_and_dtypes if isinstance(a, (bool, int, float, complex))]
     if not found:

@@ -21,16 +21,96 @@ import math
 import operator
 from typing import Any
 
+import numpy as np
+
 from lazyarr import dtypes
 from lazyarr.compiler.schedule import is_buffer_view, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.tensor import Tensor, _two_operands, as_tensor, operands, wrap
-from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor, is_scalar
+from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop, imag_part, make_complex, real_part
 from lazyarr.realize import realized
+from lazyarr.runtime.device import Device
 
 KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc", "real_float": "f",
          "any": "biufc", "bool": "b", "real_number": "iuf", "number": "iufc"}
+
+
+def operands(*args: Any, dtype_rule: str = "promote") -> tuple[list[UOp], DType, Device]:
+    """The arguments of an elementwise operation as nodes of one shape and dtype: Tensors promoted
+    by the array API's table, Python scalars weakly (they take the arrays' dtype when their kind
+    fits), NumPy arrays as arrays. Raises ValueError for mismatched shapes or devices, TypeError for
+    unsupported operands, OverflowError for a Python int outside the dtype's range."""
+    if len(args) == 2:   # the common cases, without the general bookkeeping: recording must be cheap
+        fast = _two_operands(*args)
+        if fast is not None:
+            return fast
+    tensors: list[Array | None] = []
+    for a in args:
+        if isinstance(a, Array):
+            tensors.append(a)
+        elif is_scalar(a):
+            tensors.append(None)
+        elif isinstance(a, (np.ndarray, np.generic, list, tuple)):
+            tensors.append(as_tensor(a))
+        else:
+            raise TypeError(f"unsupported operand type {type(a).__name__}")
+    arrays = [t for t in tensors if t is not None]
+    if not arrays:
+        raise TypeError("at least one operand must be an array")
+    device = arrays[0].device
+    for t in arrays[1:]:
+        if t.device is not device:
+            raise ValueError(f"operands are on different devices: {device.name} and {t.device.name}; "
+                             f"move one with to_device()")
+    dtype = dtypes.promote_types(*(t.dtype for t in arrays))
+    for a, t in zip(args, tensors):
+        if t is None:
+            dtype = dtypes.weak_result(dtype, a) if dtype_rule == "promote" else dtype
+    for a, t in zip(args, tensors):
+        if t is None:
+            dtypes.check_scalar_fits(a, dtype)
+    shape = broadcast_shapes(*(t.shape for t in arrays))
+    out = []
+    for a, t in zip(args, tensors):
+        if t is None:
+            out.append(const(a, dtype, shape))
+        else:
+            out.append(expand_uop(cast_uop(t.uop, dtype), shape))
+    return out, dtype, device
+
+
+_weak_dtype: dict[tuple[int, type], DType] = {}
+
+
+def _two_operands(a: Any, b: Any) -> tuple[list[UOp], DType, Device] | None:
+    """operands() for two tensors of one dtype and device, or a tensor and a Python int or float."""
+    ta, tb, made = type(a), type(b), Array.made
+    if ta is made and tb is made:
+        ua, ub = a._uop, b._uop
+        if ua.dtype is not ub.dtype or a.device is not b.device:
+            return None
+        if ua.shape != ub.shape:   # a bias, a row's max: broadcast as operands() would
+            shape = broadcast_shapes(ua.shape, ub.shape)
+            ua, ub = expand_uop(ua, shape), expand_uop(ub, shape)
+        return [ua, ub], ua.dtype, a.device
+    if ta is made and (tb is float or tb is int):
+        t, scalar, first = a, b, True
+    elif tb is made and (ta is float or ta is int):
+        t, scalar, first = b, a, False
+    else:
+        return None
+    u = t._uop
+    key = (id(u.dtype), type(scalar))   # dtypes are interned; hashing one is a Python call
+    dtype = _weak_dtype.get(key)
+    if dtype is None:
+        dtype = _weak_dtype[key] = dtypes.weak_result(u.dtype, scalar)
+    if dtype.kind in "iu":
+        dtypes.check_scalar_fits(scalar, dtype)
+    c = const(scalar, dtype, u.shape)
+    u = cast_uop(u, dtype)
+    return ([u, c] if first else [c, u]), dtype, t.device
 
 
 def _check(name: str, dtype: DType, kinds: str) -> None:
@@ -45,20 +125,20 @@ def _float_of(d: DType) -> DType:
     return dtypes.float32 if d.itemsize <= 2 else dtypes.float64
 
 
-def _unary(name: str, x: Any, build, kinds: str = "real") -> Tensor:
+def _unary(name: str, x: Any, build, kinds: str = "real") -> Array:
     t = as_tensor(x)
     _check(name, t.dtype, kinds)
     return wrap(build(t.uop), t.device)
 
 
-def _float_unary(name: str, x: Any, op: Ops) -> Tensor:
+def _float_unary(name: str, x: Any, op: Ops) -> Array:
     t = as_tensor(x)
     _check(name, t.dtype, "numeric")
     u = cast_uop(t.uop, _float_of(t.dtype))
     return wrap(UOp(op, u.dtype, (u,)), t.device)
 
 
-def _binary(name: str, a: Any, b: Any, build, kinds: str = "real", to_float: bool = False) -> Tensor:
+def _binary(name: str, a: Any, b: Any, build, kinds: str = "real", to_float: bool = False) -> Array:
     (ua, ub), dtype, device = _two_operands(a, b) or operands(a, b)
     if dtype.kind not in KINDS[kinds]:
         _check(name, dtype, kinds)
@@ -66,7 +146,7 @@ def _binary(name: str, a: Any, b: Any, build, kinds: str = "real", to_float: boo
         # NumPy divides integers in float64 whatever their size
         f = dtypes.default_float if name == "divide" else _float_of(dtype)
         ua, ub = cast_uop(ua, f), cast_uop(ub, f)
-    return Tensor._from_uop(build(ua, ub), device)
+    return Array._from_uop(build(ua, ub), device)
 
 
 def _op(op: Ops):
@@ -75,19 +155,19 @@ def _op(op: Ops):
 
 # ---- arithmetic ------------------------------------------------------------------------------
 
-def add(x1: Any, x2: Any, /) -> Tensor:
+def add(x1: Any, x2: Any, /) -> Array:
     return _binary("add", x1, x2, lambda a, b: alu(Ops.OR if a.dtype.kind == "b" else Ops.ADD, a, b), "numeric")
 
 
-def subtract(x1: Any, x2: Any, /) -> Tensor:
+def subtract(x1: Any, x2: Any, /) -> Array:
     return _binary("subtract", x1, x2, _op(Ops.SUB), "number")
 
 
-def multiply(x1: Any, x2: Any, /) -> Tensor:
+def multiply(x1: Any, x2: Any, /) -> Array:
     return _binary("multiply", x1, x2, lambda a, b: alu(Ops.AND if a.dtype.kind == "b" else Ops.MUL, a, b), "numeric")
 
 
-def divide(x1: Any, x2: Any, /) -> Tensor:
+def divide(x1: Any, x2: Any, /) -> Array:
     return _binary("divide", x1, x2, _op(Ops.FDIV), "numeric", to_float=True)
 
 
@@ -116,7 +196,7 @@ def _float_divmod(a: UOp, b: UOp) -> tuple[UOp, UOp]:
     return alu(Ops.WHERE, b_is_zero, quotient, floordiv), alu(Ops.WHERE, b_is_zero, alu(Ops.FMOD, a, b), mod)
 
 
-def floor_divide(x1: Any, x2: Any, /) -> Tensor:
+def floor_divide(x1: Any, x2: Any, /) -> Array:
     def build(a: UOp, b: UOp) -> UOp:
         if a.dtype.is_bool:
             a, b = cast_uop(a, dtypes.int8), cast_uop(b, dtypes.int8)
@@ -124,7 +204,7 @@ def floor_divide(x1: Any, x2: Any, /) -> Tensor:
     return _binary("floor_divide", x1, x2, build)
 
 
-def remainder(x1: Any, x2: Any, /) -> Tensor:
+def remainder(x1: Any, x2: Any, /) -> Array:
     def build(a: UOp, b: UOp) -> UOp:
         if a.dtype.is_bool:
             a, b = cast_uop(a, dtypes.int8), cast_uop(b, dtypes.int8)
@@ -138,13 +218,13 @@ def remainder(x1: Any, x2: Any, /) -> Tensor:
     return _binary("remainder", x1, x2, build)
 
 
-def fmod(x1: Any, x2: Any, /) -> Tensor:
+def fmod(x1: Any, x2: Any, /) -> Array:
     """C's fmod (the remainder with the dividend's sign); integers truncate."""
     return _binary("fmod", x1, x2, lambda a, b: alu(Ops.FMOD if a.dtype.is_float else Ops.MOD, a, b),
                    "real_number")
 
 
-def pow(x1: Any, x2: Any, /) -> Tensor:
+def pow(x1: Any, x2: Any, /) -> Array:
     """x1 to the power x2. An integer power with a negative exponent raises NumPy's ValueError
     ("Integers to negative integer powers are not allowed.") where the exponent's values are known
     without computing anything: a Python int or NumPy scalar, a constant array (`full`, ...) and a
@@ -187,15 +267,15 @@ def _has_known_negative(u: UOp) -> bool:
         u = u.src[0]
 
 
-def negative(x: Any, /) -> Tensor:
+def negative(x: Any, /) -> Array:
     return _unary("negative", x, lambda u: alu(Ops.NEG, u), "number")
 
 
-def positive(x: Any, /) -> Tensor:
+def positive(x: Any, /) -> Array:
     return _unary("positive", x, lambda u: u, "number")
 
 
-def abs(x: Any, /) -> Tensor:
+def abs(x: Any, /) -> Array:
     """|x|; of complex values the modulus (hypot of the parts), of their component type."""
     def build(u: UOp) -> UOp:
         if u.dtype.is_complex:
@@ -204,14 +284,14 @@ def abs(x: Any, /) -> Tensor:
     return _unary("abs", x, build, "numeric")
 
 
-def square(x: Any, /) -> Tensor:
+def square(x: Any, /) -> Array:
     def build(u: UOp) -> UOp:
         u = cast_uop(u, dtypes.int8) if u.dtype.is_bool else u  # NumPy squares booleans as int8
         return alu(Ops.MUL, u, u)
     return _unary("square", x, build, "numeric")
 
 
-def reciprocal(x: Any, /) -> Tensor:
+def reciprocal(x: Any, /) -> Array:
     """1/x; integers give NumPy's integer reciprocal (1 // x truncated, 0 for 0)."""
     def build(u: UOp) -> UOp:
         return alu(Ops.RECIP, u) if u.dtype.is_inexact else alu(Ops.IDIV, const(1, u.dtype, u.shape), u)
@@ -236,7 +316,7 @@ def _complex_sign(u: UOp) -> UOp:
     return make_complex(out_re, out_im)
 
 
-def sign(x: Any, /) -> Tensor:
+def sign(x: Any, /) -> Array:
     def build(u: UOp) -> UOp:
         if u.dtype.is_complex:
             return _complex_sign(u)
@@ -249,30 +329,30 @@ def sign(x: Any, /) -> Tensor:
     return _unary("sign", x, build, "number")
 
 
-def sqrt(x: Any, /) -> Tensor: return _float_unary("sqrt", x, Ops.SQRT)
-def exp(x: Any, /) -> Tensor: return _float_unary("exp", x, Ops.EXP)
-def exp2(x: Any, /) -> Tensor: return _float_unary("exp2", x, Ops.EXP2)
-def expm1(x: Any, /) -> Tensor: return _float_unary("expm1", x, Ops.EXPM1)
-def log(x: Any, /) -> Tensor: return _float_unary("log", x, Ops.LOG)
-def log2(x: Any, /) -> Tensor: return _float_unary("log2", x, Ops.LOG2)
-def log10(x: Any, /) -> Tensor: return _float_unary("log10", x, Ops.LOG10)
-def log1p(x: Any, /) -> Tensor: return _float_unary("log1p", x, Ops.LOG1P)
-def sin(x: Any, /) -> Tensor: return _float_unary("sin", x, Ops.SIN)
-def cos(x: Any, /) -> Tensor: return _float_unary("cos", x, Ops.COS)
-def tan(x: Any, /) -> Tensor: return _float_unary("tan", x, Ops.TAN)
-def asin(x: Any, /) -> Tensor: return _float_unary("asin", x, Ops.ASIN)
-def acos(x: Any, /) -> Tensor: return _float_unary("acos", x, Ops.ACOS)
-def atan(x: Any, /) -> Tensor: return _float_unary("atan", x, Ops.ATAN)
-def sinh(x: Any, /) -> Tensor: return _float_unary("sinh", x, Ops.SINH)
-def cosh(x: Any, /) -> Tensor: return _float_unary("cosh", x, Ops.COSH)
-def tanh(x: Any, /) -> Tensor: return _float_unary("tanh", x, Ops.TANH)
-def asinh(x: Any, /) -> Tensor: return _float_unary("asinh", x, Ops.ASINH)
-def acosh(x: Any, /) -> Tensor: return _float_unary("acosh", x, Ops.ACOSH)
-def atanh(x: Any, /) -> Tensor: return _float_unary("atanh", x, Ops.ATANH)
+def sqrt(x: Any, /) -> Array: return _float_unary("sqrt", x, Ops.SQRT)
+def exp(x: Any, /) -> Array: return _float_unary("exp", x, Ops.EXP)
+def exp2(x: Any, /) -> Array: return _float_unary("exp2", x, Ops.EXP2)
+def expm1(x: Any, /) -> Array: return _float_unary("expm1", x, Ops.EXPM1)
+def log(x: Any, /) -> Array: return _float_unary("log", x, Ops.LOG)
+def log2(x: Any, /) -> Array: return _float_unary("log2", x, Ops.LOG2)
+def log10(x: Any, /) -> Array: return _float_unary("log10", x, Ops.LOG10)
+def log1p(x: Any, /) -> Array: return _float_unary("log1p", x, Ops.LOG1P)
+def sin(x: Any, /) -> Array: return _float_unary("sin", x, Ops.SIN)
+def cos(x: Any, /) -> Array: return _float_unary("cos", x, Ops.COS)
+def tan(x: Any, /) -> Array: return _float_unary("tan", x, Ops.TAN)
+def asin(x: Any, /) -> Array: return _float_unary("asin", x, Ops.ASIN)
+def acos(x: Any, /) -> Array: return _float_unary("acos", x, Ops.ACOS)
+def atan(x: Any, /) -> Array: return _float_unary("atan", x, Ops.ATAN)
+def sinh(x: Any, /) -> Array: return _float_unary("sinh", x, Ops.SINH)
+def cosh(x: Any, /) -> Array: return _float_unary("cosh", x, Ops.COSH)
+def tanh(x: Any, /) -> Array: return _float_unary("tanh", x, Ops.TANH)
+def asinh(x: Any, /) -> Array: return _float_unary("asinh", x, Ops.ASINH)
+def acosh(x: Any, /) -> Array: return _float_unary("acosh", x, Ops.ACOSH)
+def atanh(x: Any, /) -> Array: return _float_unary("atanh", x, Ops.ATANH)
 
 
 def _rounding(name: str, op: Ops):
-    def fn(x: Any, /) -> Tensor:
+    def fn(x: Any, /) -> Array:
         return _unary(name, x, lambda u: u if not u.dtype.is_float else alu(op, u))
     fn.__name__ = name
     fn.__doc__ = f"{name} of each element (integers are returned unchanged)."
@@ -285,7 +365,7 @@ trunc = _rounding("trunc", Ops.TRUNC)
 _round_half_even = _rounding("round", Ops.RINT)
 
 
-def round(x: Any, /, decimals: int = 0) -> Tensor:
+def round(x: Any, /, decimals: int = 0) -> Array:
     """Round half to even, as NumPy does; `decimals` scales by a power of ten first. Complex values
     round their real and imaginary parts."""
     t = as_tensor(x)
@@ -315,23 +395,23 @@ def round(x: Any, /, decimals: int = 0) -> Tensor:
     return _round_half_even(t * scale) / scale
 
 
-def atan2(x1: Any, x2: Any, /) -> Tensor:
+def atan2(x1: Any, x2: Any, /) -> Array:
     return _binary("atan2", x1, x2, _op(Ops.ATAN2), to_float=True)
 
 
-def hypot(x1: Any, x2: Any, /) -> Tensor:
+def hypot(x1: Any, x2: Any, /) -> Array:
     return _binary("hypot", x1, x2, _op(Ops.HYPOT), to_float=True)
 
 
-def copysign(x1: Any, x2: Any, /) -> Tensor:
+def copysign(x1: Any, x2: Any, /) -> Array:
     return _binary("copysign", x1, x2, _op(Ops.COPYSIGN), to_float=True)
 
 
-def nextafter(x1: Any, x2: Any, /) -> Tensor:
+def nextafter(x1: Any, x2: Any, /) -> Array:
     return _binary("nextafter", x1, x2, _op(Ops.NEXTAFTER), "real_float")
 
 
-def logaddexp(x1: Any, x2: Any, /) -> Tensor:
+def logaddexp(x1: Any, x2: Any, /) -> Array:
     """log(exp(x1) + exp(x2)) without overflow: max(a, b) + log1p(exp(-|a - b|)); equal infinities
     give themselves. Differentiable at a == b (each side gets half), as the composition shows."""
     def build(a: UOp, b: UOp) -> UOp:
@@ -342,15 +422,15 @@ def logaddexp(x1: Any, x2: Any, /) -> Tensor:
     return _binary("logaddexp", x1, x2, build, to_float=True)
 
 
-def maximum(x1: Any, x2: Any, /) -> Tensor:
+def maximum(x1: Any, x2: Any, /) -> Array:
     return _binary("maximum", x1, x2, _op(Ops.MAX))
 
 
-def minimum(x1: Any, x2: Any, /) -> Tensor:
+def minimum(x1: Any, x2: Any, /) -> Array:
     return _binary("minimum", x1, x2, _op(Ops.MIN))
 
 
-def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Array:
     """x limited to [min, max], in x's dtype (bounds are converted to it; a fractional bound of an
     integer array rounds inwards). NaN in x stays NaN."""
     t = as_tensor(x)
@@ -359,7 +439,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
     for bound, op, to_int in ((min, Ops.MAX, math.ceil), (max, Ops.MIN, math.floor)):
         if bound is None:
             continue
-        if isinstance(bound, (int, float)) and not isinstance(bound, Tensor):
+        if isinstance(bound, (int, float)) and not isinstance(bound, Array):
             if t.dtype.is_int:
                 if isinstance(bound, float) and not math.isfinite(bound):
                     continue
@@ -378,12 +458,12 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
 
 # ---- comparisons -----------------------------------------------------------------------------
 
-def equal(x1: Any, x2: Any, /) -> Tensor: return _binary("equal", x1, x2, _op(Ops.CMPEQ), "any")
-def not_equal(x1: Any, x2: Any, /) -> Tensor: return _binary("not_equal", x1, x2, _op(Ops.CMPNE), "any")
-def less(x1: Any, x2: Any, /) -> Tensor: return _binary("less", x1, x2, _op(Ops.CMPLT))
-def less_equal(x1: Any, x2: Any, /) -> Tensor: return _binary("less_equal", x1, x2, _op(Ops.CMPLE))
-def greater(x1: Any, x2: Any, /) -> Tensor: return _binary("greater", x1, x2, lambda a, b: alu(Ops.CMPLT, b, a))
-def greater_equal(x1: Any, x2: Any, /) -> Tensor:
+def equal(x1: Any, x2: Any, /) -> Array: return _binary("equal", x1, x2, _op(Ops.CMPEQ), "any")
+def not_equal(x1: Any, x2: Any, /) -> Array: return _binary("not_equal", x1, x2, _op(Ops.CMPNE), "any")
+def less(x1: Any, x2: Any, /) -> Array: return _binary("less", x1, x2, _op(Ops.CMPLT))
+def less_equal(x1: Any, x2: Any, /) -> Array: return _binary("less_equal", x1, x2, _op(Ops.CMPLE))
+def greater(x1: Any, x2: Any, /) -> Array: return _binary("greater", x1, x2, lambda a, b: alu(Ops.CMPLT, b, a))
+def greater_equal(x1: Any, x2: Any, /) -> Array:
     return _binary("greater_equal", x1, x2, lambda a, b: alu(Ops.CMPLE, b, a))
 
 
@@ -410,15 +490,15 @@ def _isfinite(u: UOp) -> UOp:
     return alu(Ops.CMPLT, alu(Ops.ABS, u), math.inf) if u.dtype.is_float else alu(Ops.CMPEQ, _false(u), False)
 
 
-def isnan(x: Any, /) -> Tensor:
+def isnan(x: Any, /) -> Array:
     return _unary("isnan", x, _isnan, "numeric")
 
 
-def isinf(x: Any, /) -> Tensor:
+def isinf(x: Any, /) -> Array:
     return _unary("isinf", x, _isinf, "numeric")
 
 
-def isfinite(x: Any, /) -> Tensor:
+def isfinite(x: Any, /) -> Array:
     return _unary("isfinite", x, _isfinite, "numeric")
 
 
@@ -426,7 +506,7 @@ def _false(u: UOp) -> UOp:
     return const(False, dtypes.bool_, u.shape)
 
 
-def signbit(x: Any, /) -> Tensor:
+def signbit(x: Any, /) -> Array:
     def build(u: UOp) -> UOp:
         if u.dtype.is_float:
             as_int = dtypes.int32 if u.dtype is dtypes.float32 else dtypes.int64
@@ -441,51 +521,51 @@ def _as_bool(u: UOp) -> UOp:
     return u if u.dtype.is_bool else cast_uop(u, dtypes.bool_)
 
 
-def logical_and(x1: Any, x2: Any, /) -> Tensor:
+def logical_and(x1: Any, x2: Any, /) -> Array:
     return _binary("logical_and", x1, x2, lambda a, b: alu(Ops.AND, _as_bool(a), _as_bool(b)), "any")
 
 
-def logical_or(x1: Any, x2: Any, /) -> Tensor:
+def logical_or(x1: Any, x2: Any, /) -> Array:
     return _binary("logical_or", x1, x2, lambda a, b: alu(Ops.OR, _as_bool(a), _as_bool(b)), "any")
 
 
-def logical_xor(x1: Any, x2: Any, /) -> Tensor:
+def logical_xor(x1: Any, x2: Any, /) -> Array:
     return _binary("logical_xor", x1, x2, lambda a, b: alu(Ops.XOR, _as_bool(a), _as_bool(b)), "any")
 
 
-def logical_not(x: Any, /) -> Tensor:
+def logical_not(x: Any, /) -> Array:
     return _unary("logical_not", x, lambda u: alu(Ops.NOT, _as_bool(u)), "any")
 
 
-def bitwise_and(x1: Any, x2: Any, /) -> Tensor:
+def bitwise_and(x1: Any, x2: Any, /) -> Array:
     return _binary("bitwise_and", x1, x2, _op(Ops.AND), "integer_or_bool")
 
 
-def bitwise_or(x1: Any, x2: Any, /) -> Tensor:
+def bitwise_or(x1: Any, x2: Any, /) -> Array:
     return _binary("bitwise_or", x1, x2, _op(Ops.OR), "integer_or_bool")
 
 
-def bitwise_xor(x1: Any, x2: Any, /) -> Tensor:
+def bitwise_xor(x1: Any, x2: Any, /) -> Array:
     return _binary("bitwise_xor", x1, x2, _op(Ops.XOR), "integer_or_bool")
 
 
-def bitwise_invert(x: Any, /) -> Tensor:
+def bitwise_invert(x: Any, /) -> Array:
     return _unary("bitwise_invert", x, lambda u: alu(Ops.NOT, u), "integer_or_bool")
 
 
-def bitwise_left_shift(x1: Any, x2: Any, /) -> Tensor:
+def bitwise_left_shift(x1: Any, x2: Any, /) -> Array:
     return _binary("bitwise_left_shift", x1, x2, _op(Ops.SHL), "integer")
 
 
-def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
+def bitwise_right_shift(x1: Any, x2: Any, /) -> Array:
     return _binary("bitwise_right_shift", x1, x2, _op(Ops.SHR), "integer")
 
 
-def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
+def where(condition: Any, x1: Any, x2: Any, /) -> Array:
     """x1 where condition is true, x2 elsewhere; all three broadcast together, x1 and x2 promoted
     (Python scalars weakly)."""
     c = as_tensor(condition)
-    if not any(isinstance(x, Tensor) for x in (x1, x2)):
+    if not any(isinstance(x, Array) for x in (x1, x2)):
         kinds = [dtypes.scalar_kind(x) for x in (x1, x2)]
         if None in kinds:
             x1, x2 = as_tensor(x1, c.device), as_tensor(x2, c.device)
@@ -501,38 +581,23 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
 
 # ---- complex parts ----------------------------------------------------------------------------
 
-def real_part(u: UOp) -> UOp:
-    """The real part of a complex node (GEP lane 0), of its component type."""
-    return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (0,))
-
-
-def imag_part(u: UOp) -> UOp:
-    """The imaginary part of a complex node (GEP lane 1), of its component type."""
-    return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (1,))
-
-
-def make_complex(re: UOp, im: UOp) -> UOp:
-    """The complex node of parts re and im (real nodes of one shape and float type)."""
-    return UOp(Ops.VECTORIZE, dtypes.complex_of(re.dtype), (re, im))
-
-
-def real(x: Any, /) -> Tensor:
+def real(x: Any, /) -> Array:
     """The real part (of a real array, the array)."""
     return _unary("real", x, lambda u: real_part(u) if u.dtype.is_complex else u, "numeric")
 
 
-def imag(x: Any, /) -> Tensor:
+def imag(x: Any, /) -> Array:
     """The imaginary part (of a real array, zeros of its dtype)."""
     return _unary("imag", x, lambda u: imag_part(u) if u.dtype.is_complex else const(0, u.dtype, u.shape), "numeric")
 
 
-def conj(x: Any, /) -> Tensor:
+def conj(x: Any, /) -> Array:
     """The complex conjugate (of a real array, the array)."""
     return _unary("conj", x, lambda u: make_complex(real_part(u), alu(Ops.NEG, imag_part(u))) if u.dtype.is_complex
                   else u, "numeric")
 
 
-def angle(z: Any, /, deg: bool = False) -> Tensor:
+def angle(z: Any, /, deg: bool = False) -> Array:
     """NumPy's angle: the argument atan2(imag, real) of each element, in radians (degrees)."""
     t = as_tensor(z)
     _check("angle", t.dtype, "numeric")

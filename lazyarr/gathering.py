@@ -22,12 +22,14 @@ import numpy as np
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import alu, broadcast_shapes, cast_uop, expand_uop, gather_uop, normalize_axis, reshape_uop
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.indexing import getitem as basic_getitem
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor
 
 
 def is_index_array(k: Any) -> bool:
     """Whether a key entry is an array of indices (not a basic index)."""
-    if isinstance(k, Tensor):
+    if isinstance(k, Array):
         return k.ndim > 0 or k.dtype.is_bool
     return isinstance(k, (list, np.ndarray)) or (isinstance(k, (bool, np.bool_)))
 
@@ -63,7 +65,7 @@ def _positions(n: int, out_shape: tuple[int, ...], axis: int) -> UOp:
     return expand_uop(reshape_uop(UOp(Ops.IOTA, dtypes.index, (), n), shape), out_shape)
 
 
-def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
+def take(x: Array, indices: Any, /, *, axis: int | None = None) -> Array:
     """x's elements at `indices` (1-D, integer) along `axis` (x must be 1-D when axis is None)."""
     x = as_tensor(x)
     if axis is None:
@@ -80,7 +82,7 @@ def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
     return wrap(gather_uop(x.uop, src), x.device)
 
 
-def take_along_axis(x: Tensor, indices: Any, /, *, axis: int = -1) -> Tensor:
+def take_along_axis(x: Array, indices: Any, /, *, axis: int = -1) -> Array:
     """x's elements at `indices` along `axis`, indices of x's shape but for that axis (broadcast)."""
     x = as_tensor(x)
     ax = normalize_axis(axis, x.ndim)
@@ -96,9 +98,15 @@ def take_along_axis(x: Tensor, indices: Any, /, *, axis: int = -1) -> Tensor:
     return wrap(gather_uop(base, src), x.device)
 
 
-def getitem_with_arrays(x: Tensor, key: list[Any]) -> Tensor:
+def getitem(x: Array, key: Any) -> Array:
+    """x[key]: NumPy's integer-array indexing where the key holds index arrays, else basic indexing."""
+    if any(is_index_array(k) for k in (key if isinstance(key, tuple) else (key,))):
+        return getitem_with_arrays(x, list(key) if isinstance(key, tuple) else [key])
+    return basic_getitem(x, key)
+
+
+def getitem_with_arrays(x: Array, key: list[Any]) -> Array:
     """x[key] where some entries are integer arrays (NumPy's advanced indexing)."""
-    from lazyarr.indexing import getitem
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -113,7 +121,7 @@ def getitem_with_arrays(x: Tensor, key: list[Any]) -> Tensor:
     advanced = [i for i, k in enumerate(key) if is_index_array(k) or (k is not None and not isinstance(k, slice))]
     # basic indexing first, keeping the advanced axes whole; then where each axis of the result is
     basic = [slice(None) if i in advanced else k for i, k in enumerate(key)]
-    y = getitem(x, tuple(basic))
+    y = basic_getitem(x, tuple(basic))
     dims, d = [], 0   # the axis of y each key entry (but None) refers to
     for k in basic:
         if k is None:

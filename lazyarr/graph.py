@@ -170,3 +170,35 @@ def gather_uop(x: UOp, indices: Sequence[UOp]) -> UOp:
     (the result's). The caller has checked that the indices are in range."""
     assert len(indices) == len(x.shape) and all(i.shape == indices[0].shape for i in indices)
     return UOp(Ops.GATHER, x.dtype, (x, *indices))
+
+
+def real_part(u: UOp) -> UOp:
+    """The real part of a complex node (GEP lane 0), of its component type."""
+    return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (0,))
+
+
+def imag_part(u: UOp) -> UOp:
+    """The imaginary part of a complex node (GEP lane 1), of its component type."""
+    return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (1,))
+
+
+def make_complex(re: UOp, im: UOp) -> UOp:
+    """The complex node of parts re and im (real nodes of one shape and float type)."""
+    return UOp(Ops.VECTORIZE, dtypes.complex_of(re.dtype), (re, im))
+
+
+MAX_SIZE = 2 ** 63 - 1   # NumPy's npy_intp: the most elements along an axis, and in an array
+
+def check_dimensions(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`shape`, after NumPy's limits: ValueError for an axis longer than an int64 can count
+    ("Maximum allowed dimension exceeded") or for more elements in all than that ("array is too
+    big"), where lazyarr's kernels would compute indices that overflow."""
+    total = 1
+    for s in shape:
+        if s > MAX_SIZE:
+            raise ValueError(f"Maximum allowed dimension exceeded: shape {shape}")
+        if s:
+            total *= s
+    if total > MAX_SIZE:
+        raise ValueError(f"array is too big: shape {shape} has more elements than an int64 can count")
+    return shape

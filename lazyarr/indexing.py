@@ -6,7 +6,8 @@ the step's magnitude k is more than 1, a pad to a multiple of k, a reshape to (c
 shrink to the first column. An integer is a shrink to one element and a reshape that drops the
 axis; `None` is a reshape that adds one. Nothing is computed; the result is a view of x's graph.
 
-Integer arrays as indices are gathers (`lazyarr.gathering`); boolean masks are not supported
+Integer arrays as indices are gathers (`lazyarr.gathering`, above this module, whose `getitem`
+takes every key and hands basic ones to this one's); boolean masks are not supported
 yet in reads (they raise IndexError saying so).
 
 Assignment (`x[key] = value`, `setitem`) is lazy too: the value is broadcast to the view's shape,
@@ -24,7 +25,8 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.tensor import Tensor, check_writable, is_broadcast_view, mark_broadcast_view, wrap
+from lazyarr.creation import asarray
+from lazyarr.arrays import Array, check_writable, grad_mode, is_broadcast_view, mark_broadcast_view, wrap
 from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, pad_uop, reshape_uop,
                            shrink_uop)
 
@@ -32,7 +34,7 @@ from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, pad
 def _is_int_key(k: Any) -> bool:
     if isinstance(k, bool) or isinstance(k, np.bool_):
         return False
-    if isinstance(k, (Tensor, np.ndarray)):
+    if isinstance(k, (Array, np.ndarray)):
         return k.ndim == 0 and k.dtype.kind in "iu"
     return isinstance(k, (int, np.integer)) or (hasattr(k, "__index__") and not isinstance(k, (list, tuple)))
 
@@ -60,7 +62,7 @@ def normalize_key(key: Any, ndim: int, assigning: bool = False) -> list[Any]:
 
 def _bad_entry(k: Any, assigning: bool) -> str:
     """The IndexError message for a key entry that is not a basic index."""
-    dtype = k.dtype if isinstance(k, (Tensor, np.ndarray, np.generic)) else None
+    dtype = k.dtype if isinstance(k, (Array, np.ndarray, np.generic)) else None
     if dtype is not None and dtype.kind not in "iub":
         return f"arrays used as indices must be of integer (or boolean) type, not {dtype}"
     if assigning and (dtype is not None or isinstance(k, (list, bool, np.bool_))):
@@ -71,10 +73,9 @@ def _bad_entry(k: Any, assigning: bool) -> str:
             f"indices; got {kind}")
 
 
-def getitem(x: Tensor, key: Any) -> Tensor:
-    from lazyarr.gathering import getitem_with_arrays, is_index_array
-    if any(is_index_array(k) for k in (key if isinstance(key, tuple) else (key,))):
-        return getitem_with_arrays(x, list(key) if isinstance(key, tuple) else [key])
+def getitem(x: Array, key: Any) -> Array:
+    """x[key] for a basic key (integers, slices, None, Ellipsis); keys with integer arrays are
+    `lazyarr.gathering.getitem`'s."""
     entries = normalize_key(key, x.ndim)
     shape = x.shape
     bounds, flips, steps, out_shape = [], [], [], []
@@ -120,11 +121,10 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 # ---- assignment ------------------------------------------------------------------------------
 
-def _value_node(x: Tensor, value: Any) -> UOp:
+def _value_node(x: Array, value: Any) -> UOp:
     """`value` (a Python scalar or an array) as a node of x's dtype, on x's device."""
-    from lazyarr.creation import asarray
     d = x.dtype
-    if isinstance(value, Tensor):
+    if isinstance(value, Array):
         if value.device is not x.device:
             raise ValueError(f"cannot assign an array on {value.device.name} into an array on {x.device.name}")
         v = value
@@ -153,13 +153,12 @@ def _broadcast_value(v: UOp, shape: tuple[int, ...]) -> UOp:
     return expand_uop(v, shape)
 
 
-def setitem(x: Tensor, key: Any, value: Any) -> None:
+def setitem(x: Array, key: Any, value: Any) -> None:
     """`x[key] = value`, lazily: x's node is rebound to `where(selected, value, old)`, where value is
     moved into place by the inverse of the view's movement ops (pads, flips and strides).
     Supports the keys `getitem` does and boolean masks over x's leading axes (with a scalar or
     0-d value). Raises IndexError for bad keys, ValueError when value does not broadcast, and
     RuntimeError for a leaf that requires grad (outside no_grad), as `Tensor.assign` does."""
-    from lazyarr.tensor import grad_mode
     check_writable(x, "assignment destination")
     if x._leaf_grad and not grad_mode.disabled:
         raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
@@ -222,12 +221,11 @@ def _unstride(u: UOp, axis: int, k: int) -> UOp:
     return shrink_uop(u, [(0, n) if i != axis else (0, (c - 1) * k + 1) for i, n in enumerate(u.shape)])
 
 
-def _boolean_key(x: Tensor, key: Any) -> UOp | None:
+def _boolean_key(x: Array, key: Any) -> UOp | None:
     """The node of a boolean-array key (over x's leading axes), or None for other keys."""
     if isinstance(key, np.ndarray) and key.dtype == np.bool_:
-        from lazyarr.creation import asarray
         key = asarray(key, device=x.device)
-    if not (isinstance(key, Tensor) and key.dtype.is_bool):
+    if not (isinstance(key, Array) and key.dtype.is_bool):
         return None
     if key.ndim > x.ndim or key.shape != x.shape[:key.ndim]:
         raise IndexError(f"boolean index of shape {key.shape} does not match the array's shape {x.shape}")

@@ -8,22 +8,24 @@ from typing import Any, Sequence
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.elementwise import conj, multiply
 from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
 from lazyarr.statistics import reduce
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor
 from lazyarr.graph import broadcast_shapes, cast_uop, expand_uop, normalize_axis, reshape_uop
 
 __all__ = ["matmul", "tensordot", "vecdot", "matrix_transpose"]
 
 
-def _pair(x1: Any, x2: Any, name: str) -> tuple[Tensor, Tensor, dtypes.DType]:
+def _pair(x1: Any, x2: Any, name: str) -> tuple[Array, Array, dtypes.DType]:
     a, b = as_tensor(x1), as_tensor(x2)
     if a.device is not b.device:
         raise ValueError(f"{name}: arrays are on different devices: {a.device.name} and {b.device.name}")
     return a, b, dtypes.promote_types(a.dtype, b.dtype)
 
 
-def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+def matmul(x1: Array, x2: Array, /) -> Array:
     """The matrix product, broadcasting over leading axes; 1-D operands are vectors."""
     a, b, d = _pair(x1, x2, "matmul")
     if a.ndim == 0 or b.ndim == 0:
@@ -44,7 +46,7 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     return wrap(reshape_uop(out.uop, shape), a.device)
 
 
-def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
+def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     """The sum of products over the last `axes` axes of x1 and first of x2 (or the listed axes)."""
     a, b, _ = _pair(x1, x2, "tensordot")
     if isinstance(axes, int) or hasattr(axes, "__index__"):
@@ -73,12 +75,11 @@ def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int | tuple[Sequence[int], Seq
     return reshape(out, tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
 
 
-def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """The dot product of vectors along `axis`, broadcasting over the other axes."""
     a, b, d = _pair(x1, x2, "vecdot")
     shape = broadcast_shapes(a.shape, b.shape)
     ax = normalize_axis(axis, len(shape)) - len(shape)  # counted from the end
     if -ax > min(a.ndim, b.ndim) or a.shape[ax] != b.shape[ax]:
         raise ValueError(f"vecdot: shapes {a.shape} and {b.shape} differ in length along axis {axis}")
-    from lazyarr.elementwise import conj, multiply
     return reduce(multiply(conj(a), b), Ops.ADD, ax % len(shape), False)

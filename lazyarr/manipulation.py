@@ -11,26 +11,11 @@ from typing import Any, Sequence
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
-from lazyarr.graph import (alu, broadcast_shapes, cast_uop, expand_uop, flip_uop, normalize_axes, normalize_axis,
-                           pad_uop, permute_uop, reshape_uop, shrink_uop)
-from lazyarr.tensor import Tensor, as_tensor, mark_broadcast_view, wrap
-
-MAX_SIZE = 2 ** 63 - 1   # NumPy's npy_intp: the most elements along an axis, and in an array
-
-def check_dimensions(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """`shape`, after NumPy's limits: ValueError for an axis longer than an int64 can count
-    ("Maximum allowed dimension exceeded") or for more elements in all than that ("array is too
-    big"), where lazyarr's kernels would compute indices that overflow."""
-    total = 1
-    for s in shape:
-        if s > MAX_SIZE:
-            raise ValueError(f"Maximum allowed dimension exceeded: shape {shape}")
-        if s:
-            total *= s
-    if total > MAX_SIZE:
-        raise ValueError(f"array is too big: shape {shape} has more elements than an int64 can count")
-    return shape
-
+from lazyarr.graph import (alu, cast_uop, check_dimensions, expand_uop, flip_uop, normalize_axes,
+                           normalize_axis, pad_uop, permute_uop, reshape_uop, shrink_uop)
+from lazyarr.creation import empty
+from lazyarr.arrays import Array, mark_broadcast_view, wrap
+from lazyarr.creation import as_tensor
 
 def _shape_arg(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, int) or hasattr(shape, "__index__"):
@@ -58,13 +43,13 @@ def resolve_shape(size: int, shape: Any) -> tuple[int, ...]:
     return shape
 
 
-def reshape(x: Tensor, /, shape: Any, *, copy: bool | None = None) -> Tensor:
+def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
     """x with the same elements, in row-major order, in a new shape (one length may be -1)."""
     x = as_tensor(x)
     return wrap(reshape_uop(x.uop, resolve_shape(x.size, shape)), x.device)
 
 
-def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
+def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     """x with its axes reordered: axis i of the result is axis axes[i] of x."""
     x = as_tensor(x)
     ax = tuple(normalize_axis(a, x.ndim) for a in axes)
@@ -73,7 +58,7 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
     return wrap(permute_uop(x.uop, ax), x.device)
 
 
-def matrix_transpose(x: Tensor, /) -> Tensor:
+def matrix_transpose(x: Array, /) -> Array:
     """x with its last two axes swapped."""
     x = as_tensor(x)
     if x.ndim < 2:
@@ -81,13 +66,13 @@ def matrix_transpose(x: Tensor, /) -> Tensor:
     return permute_dims(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
 
 
-def transpose(x: Tensor, /, axes: Sequence[int] | None = None) -> Tensor:
+def transpose(x: Array, /, axes: Sequence[int] | None = None) -> Array:
     """NumPy's transpose: axes reversed unless given."""
     x = as_tensor(x)
     return permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None else axes)
 
 
-def expand_dims(x: Tensor, /, axis: int | tuple[int, ...] = 0) -> Tensor:
+def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     """x with new axes of length 1 at the positions `axis` of the result."""
     x = as_tensor(x)
     axes = axis if isinstance(axis, tuple) else (axis,)
@@ -98,7 +83,7 @@ def expand_dims(x: Tensor, /, axis: int | tuple[int, ...] = 0) -> Tensor:
     return wrap(reshape_uop(x.uop, shape), x.device)
 
 
-def squeeze(x: Tensor, /, axis: int | tuple[int, ...] | None = None) -> Tensor:
+def squeeze(x: Array, /, axis: int | tuple[int, ...] | None = None) -> Array:
     """x without the axes `axis` (all axes of length 1 when None), which must have length 1."""
     x = as_tensor(x)
     axes = tuple(i for i, s in enumerate(x.shape) if s == 1) if axis is None else normalize_axes(axis, x.ndim)
@@ -109,7 +94,7 @@ def squeeze(x: Tensor, /, axis: int | tuple[int, ...] | None = None) -> Tensor:
     return wrap(reshape_uop(x.uop, tuple(s for i, s in enumerate(x.shape) if i not in axes)), x.device)
 
 
-def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
+def broadcast_to(x: Array, /, shape: Any) -> Array:
     """x broadcast to `shape`. Raises ValueError when it does not broadcast. The result is
     read-only, as NumPy's: storing into it (`b[i] = v`, `b += 1`) raises ValueError."""
     x = as_tensor(x)
@@ -133,7 +118,7 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     return check_dimensions(graph_broadcast_shapes(*shapes))
 
 
-def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
+def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     """The arrays broadcast to their common shape (a tuple, as the 2025.12 standard says). Those
     that are stretched along an axis are read-only (NumPy warns that it will make them so); the
     others are plain arrays."""
@@ -146,19 +131,19 @@ def broadcast_arrays(*arrays: Tensor) -> tuple[Tensor, ...]:
     return out
 
 
-def flip(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None) -> Tensor:
+def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     """x with the order of elements along `axis` (all axes when None) reversed."""
     x = as_tensor(x)
     return wrap(flip_uop(x.uop, normalize_axes(axis, x.ndim)), x.device)
 
 
-def _same_device(ts: list[Tensor], name: str) -> None:
+def _same_device(ts: list[Array], name: str) -> None:
     for t in ts[1:]:
         if t.device is not ts[0].device:
             raise ValueError(f"{name}: arrays are on different devices: {ts[0].device.name} and {t.device.name}")
 
 
-def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
     """The arrays joined along `axis` (flattened first when axis is None)."""
     ts = [as_tensor(a) for a in arrays]
     if not ts:
@@ -196,7 +181,7 @@ def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     return wrap(out, ts[0].device)
 
 
-def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
     """The arrays, of one shape, joined along a new axis."""
     ts = [as_tensor(a) for a in arrays]
     if not ts:
@@ -207,14 +192,14 @@ def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     return concat([expand_dims(t, axis=ax) for t in ts], axis=ax)
 
 
-def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
     """The slices of x along `axis`."""
     x = as_tensor(x)
     ax = normalize_axis(axis, x.ndim)
     return tuple(x[(slice(None),) * ax + (i,)] for i in range(x.shape[ax]))
 
 
-def moveaxis(x: Tensor, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Tensor:
+def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
     """x with the axes `source` moved to the positions `destination`."""
     x = as_tensor(x)
     src = (source,) if isinstance(source, int) else tuple(source)
@@ -231,7 +216,7 @@ def moveaxis(x: Tensor, source: int | tuple[int, ...], destination: int | tuple[
     return permute_dims(x, order)
 
 
-def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Tensor:
+def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
     """x with elements shifted along `axis` (the flattened array when None), wrapping around."""
     x = as_tensor(x)
     if axis is None:
@@ -257,11 +242,11 @@ def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
     return wrap(u, x.device)
 
 
-def tile(x: Tensor, repetitions: tuple[int, ...], /) -> Tensor:
+def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     """x repeated `repetitions[i]` times along each axis i (an int: along the last axis)."""
     x = as_tensor(x)
     try:
-        reps = (operator.index(repetitions),) if not isinstance(repetitions, (tuple, list)) else \
+        reps = (operator.index(repetitions),) if not isinstance(repetitions, (tuple, list)) else\
             tuple(operator.index(r) for r in repetitions)
     except TypeError:
         raise TypeError(f"tile: repetitions must be an int or a tuple of ints, got {repetitions!r}") from None
@@ -276,13 +261,13 @@ def tile(x: Tensor, repetitions: tuple[int, ...], /) -> Tensor:
     return wrap(reshape_uop(u, tuple(r * s for r, s in zip(reps, shape))), x.device)
 
 
-def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> Tensor:
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Each element of x repeated `repeats` times along `axis` (of the flattened array when None)."""
     x = as_tensor(x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     ax = normalize_axis(axis, x.ndim)
-    if isinstance(repeats, Tensor):
+    if isinstance(repeats, Array):
         if not repeats.dtype.is_int:
             raise TypeError(f"repeat: repeats must be integers, not {repeats.dtype}")
         if repeats.ndim > 1:
@@ -297,7 +282,6 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
             if not pieces:
                 shape = list(x.shape)
                 shape[ax] = 0
-                from lazyarr.creation import empty
                 return empty(tuple(shape), dtype=x.dtype, device=x.device)
             return concat(pieces, axis=ax)
     r = operator.index(repeats)
@@ -310,6 +294,6 @@ def repeat(x: Tensor, repeats: int | Tensor, /, *, axis: int | None = None) -> T
     return wrap(reshape_uop(u, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]), x.device)
 
 
-def tile_axis(x: Tensor, i: int, count: int, ax: int) -> Tensor:
+def tile_axis(x: Array, i: int, count: int, ax: int) -> Array:
     piece = x[(slice(None),) * ax + (slice(i, i + 1),)]
     return repeat(piece, count, axis=ax)

@@ -338,24 +338,3 @@ OP_DEFS.update({
     Ops.GEP: Passthrough(Ops.GEP, None),
     Ops.VECTORIZE: Passthrough(Ops.VECTORIZE, None),
 })
-
-
-def fold_alu(op: Ops, dtype: DType, args: list[Any]) -> Any:
-    """The constant `op(*args)` of `dtype`, or None when it is not folded."""
-    return ALU_DEFS[op].fold(dtype, *args)
-
-
-# ---- identities of the reductions -------------------------------------------------------------
-
-def reduce_identity(op: Ops, d: DType) -> Any:
-    """The value a reduction of no elements gives (NumPy: 0 for sum, 1 for prod)."""
-    if op is Ops.ADD:
-        return dtypes.python_value(0, d)
-    if op is Ops.MUL:
-        return dtypes.python_value(1, d)
-    if op is Ops.MAX:
-        return dtypes.min_value(d)
-    if op is Ops.MIN:
-        return dtypes.max_value(d)
-    raise ValueError(f"{op} is not a reduction")
-

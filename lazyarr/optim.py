@@ -18,7 +18,7 @@ from lazyarr.autograd import pending_outputs
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, zeros_like
 from lazyarr.graph import const, expand_uop, reshape_uop, shrink_uop
-from lazyarr.tensor import Tensor, realize, wrap
+from lazyarr.arrays import Array, realize, wrap
 
 # The updates are written with graph nodes directly rather than with Tensor operators: every step
 # records them again, and the operators' checks, promotion and broadcasting (which these operands of
@@ -35,12 +35,12 @@ def _scale(u: UOp, factor: float) -> UOp:
 
 
 class Optimizer:
-    def __init__(self, params: Iterable[Tensor], lr: float):
+    def __init__(self, params: Iterable[Array], lr: float):
         self.params = list(params)
         if not self.params:
             raise ValueError("optimizer got an empty parameter list")
         for p in self.params:
-            if not isinstance(p, Tensor) or not p.is_leaf or not p.requires_grad:
+            if not isinstance(p, Array) or not p.is_leaf or not p.requires_grad:
                 raise ValueError("optimizer parameters must be leaf tensors with requires_grad=True")
         if lr < 0:
             raise ValueError(f"invalid learning rate: {lr}")
@@ -71,12 +71,12 @@ class Optimizer:
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
 
-    def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
+    def _update(self, p: Array, value: UOp, g: UOp) -> list[Array]:
         """Rebind p to its updated value, computed from `value` (p's node) and the gradient's node g;
         return the state tensors that changed."""
         raise NotImplementedError
 
-    def _per_step(self, p: Tensor, values: Callable[[], list[float]]) -> tuple[UOp, ...]:
+    def _per_step(self, p: Array, values: Callable[[], list[float]]) -> tuple[UOp, ...]:
         """This step's `values()` (a learning rate a user may change between steps, Adam's bias
         corrections), as nodes of p's shape reading one array shared by the parameters of p's dtype
         and device: they reach the kernels as data, not as constants, so the update compiles once.
@@ -97,15 +97,15 @@ class Optimizer:
 
 
 class SGD(Optimizer):
-    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
+    def __init__(self, params: Iterable[Array], lr: float = 1e-3, momentum: float = 0.0, dampening: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False):
         super().__init__(params, lr)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum needs a momentum and zero dampening")
         self.momentum, self.dampening, self.weight_decay, self.nesterov = momentum, dampening, weight_decay, nesterov
-        self.buffers: dict[int, Tensor] = {}
+        self.buffers: dict[int, Array] = {}
 
-    def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
+    def _update(self, p: Array, value: UOp, g: UOp) -> list[Array]:
         if self.weight_decay:
             g = _alu(Ops.ADD, g, _scale(value, self.weight_decay))
         state = []
@@ -123,16 +123,16 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam; with `decoupled=True` (AdamW) the weight decay shrinks the parameters directly."""
 
-    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+    def __init__(self, params: Iterable[Array], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0, decoupled: bool = False):
         super().__init__(params, lr)
         if not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
             raise ValueError(f"invalid betas: {betas}")
         self.betas, self.eps, self.weight_decay, self.decoupled = betas, eps, weight_decay, decoupled
-        self.m: dict[int, Tensor] = {}
-        self.v: dict[int, Tensor] = {}
+        self.m: dict[int, Array] = {}
+        self.v: dict[int, Array] = {}
 
-    def _update(self, p: Tensor, value: UOp, g: UOp) -> list[Tensor]:
+    def _update(self, p: Array, value: UOp, g: UOp) -> list[Array]:
         b1, b2 = self.betas
         if self.weight_decay and not self.decoupled:
             g = _alu(Ops.ADD, g, _scale(value, self.weight_decay))
@@ -140,9 +140,9 @@ class Adam(Optimizer):
         g2 = _alu(Ops.MUL, g, g)
         # the moments move towards g and g² by (1 - beta): m + (g - m)(1 - b1) is m·b1 + g(1 - b1) with
         # one constant fewer (PyTorch's lerp)
-        m = _scale(g, 1 - b1) if old_m is None else \
+        m = _scale(g, 1 - b1) if old_m is None else\
             _alu(Ops.ADD, old_m.uop, _scale(_alu(Ops.SUB, g, old_m.uop), 1 - b1))
-        v = _scale(g2, 1 - b2) if old_v is None else \
+        v = _scale(g2, 1 - b2) if old_v is None else\
             _alu(Ops.ADD, old_v.uop, _scale(_alu(Ops.SUB, g2, old_v.uop), 1 - b2))
         self.m[id(p)], self.v[id(p)] = wrap(m, p.device), wrap(v, p.device)
         step, eps, shrink = self._scales(p)
@@ -152,7 +152,7 @@ class Adam(Optimizer):
         p.rebind(_alu(Ops.SUB, new, update))
         return [self.m[id(p)], self.v[id(p)]]
 
-    def _scales(self, p: Tensor) -> tuple[UOp, UOp, UOp]:
+    def _scales(self, p: Array) -> tuple[UOp, UOp, UOp]:
         """This step's step size lr·sqrt(bc2)/bc1, eps·sqrt(bc2) (bc: the bias corrections) and
         AdamW's decay factor 1 - lr·weight_decay."""
         def values() -> list[float]:
@@ -163,6 +163,6 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+    def __init__(self, params: Iterable[Array], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2):
         super().__init__(params, lr, betas, eps, weight_decay, decoupled=True)

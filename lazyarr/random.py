@@ -23,7 +23,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, iota, normalize_shape
 from lazyarr.graph import alu, cast_uop, expand_uop, gather_uop, reshape_uop
 from lazyarr.runtime.devices import get_device
-from lazyarr.tensor import Tensor, wrap
+from lazyarr.arrays import Array, wrap
 
 GOLDEN = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
@@ -72,7 +72,7 @@ def _float_dtype(dtype: Any) -> dtypes.DType:
     return d
 
 
-def uniform(low: float = 0.0, high: float = 1.0, shape: Any = (), *, dtype: Any = None, device: Any = None) -> Tensor:
+def uniform(low: float = 0.0, high: float = 1.0, shape: Any = (), *, dtype: Any = None, device: Any = None) -> Array:
     """Values drawn uniformly from [low, high)."""
     shape, d, dev = normalize_shape(shape), _float_dtype(dtype), get_device(device)
     n = math.prod(shape)
@@ -80,12 +80,12 @@ def uniform(low: float = 0.0, high: float = 1.0, shape: Any = (), *, dtype: Any 
     return wrap(reshape_uop(u, shape), dev)
 
 
-def random(shape: Any = (), *, dtype: Any = None, device: Any = None) -> Tensor:
+def random(shape: Any = (), *, dtype: Any = None, device: Any = None) -> Array:
     """Values drawn uniformly from [0, 1)."""
     return uniform(0.0, 1.0, shape, dtype=dtype, device=device)
 
 
-def normal(loc: float = 0.0, scale: float = 1.0, shape: Any = (), *, dtype: Any = None, device: Any = None) -> Tensor:
+def normal(loc: float = 0.0, scale: float = 1.0, shape: Any = (), *, dtype: Any = None, device: Any = None) -> Array:
     """Values drawn from the normal distribution (Box–Muller on two uniform streams)."""
     shape, d, dev = normalize_shape(shape), _float_dtype(dtype), get_device(device)
     n = math.prod(shape)
@@ -96,7 +96,7 @@ def normal(loc: float = 0.0, scale: float = 1.0, shape: Any = (), *, dtype: Any 
     return wrap(reshape_uop(alu(Ops.ADD, alu(Ops.MUL, z, float(scale)), float(loc)), shape), dev)
 
 
-def integers(low: int, high: int | None = None, shape: Any = (), *, dtype: Any = None, device: Any = None) -> Tensor:
+def integers(low: int, high: int | None = None, shape: Any = (), *, dtype: Any = None, device: Any = None) -> Array:
     """Integers drawn uniformly from [low, high) (from [0, low) when high is None)."""
     if high is None:
         low, high = 0, low
@@ -115,9 +115,9 @@ def integers(low: int, high: int | None = None, shape: Any = (), *, dtype: Any =
     return wrap(reshape_uop(cast_uop(value, d), shape), dev)
 
 
-def permutation(x: int | Tensor, *, device: Any = None) -> Tensor:
+def permutation(x: int | Array, *, device: Any = None) -> Array:
     """A random ordering of range(x) (or of the elements of the 1-D tensor x)."""
-    if isinstance(x, Tensor):
+    if isinstance(x, Array):
         if x.ndim != 1:
             raise ValueError(f"permutation: expected a 1-D array, got shape {x.shape}")
         order = permutation(x.shape[0], device=x.device)

@@ -20,10 +20,11 @@ from lazyarr.elementwise import not_equal
 from lazyarr.graph import alu, cast_uop, expand_uop, normalize_axis, reshape_uop
 from lazyarr.manipulation import reshape
 from lazyarr.statistics import reduce
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor
 
 
-def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -> Tensor:
+def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -> Array:
     x = as_tensor(x)
     if x.dtype.is_complex:
         raise TypeError(f"{name}: complex numbers have no order (take abs(), real() or imag() first)")
@@ -48,17 +49,17 @@ def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -
     return wrap(cast_uop(reshape_uop(first, shape), dtypes.default_int), x.device)
 
 
-def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """The position of the first maximum along `axis` (of the flattened array when None)."""
     return _arg_extreme("argmax", Ops.MAX, x, axis, keepdims)
 
 
-def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
+def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """The position of the first minimum along `axis` (of the flattened array when None)."""
     return _arg_extreme("argmin", Ops.MIN, x, axis, keepdims)
 
 
-def count_nonzero(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
+def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
     """The number of elements along `axis` (all when None) that are not zero."""
     x = as_tensor(x)
     nonzero = x if x.dtype.is_bool else not_equal(x, 0)

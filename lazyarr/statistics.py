@@ -24,17 +24,20 @@ import operator
 from typing import Any
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, reduce_identity
 from lazyarr.dtypes import DType
-from lazyarr.ops import reduce_identity
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.elementwise import not_equal, subtract
+from lazyarr.manipulation import broadcast_to, concat, reshape
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, normalize_axes, normalize_axis, pad_uop, permute_uop,
                            reshape_uop, shrink_uop)
+from lazyarr.graph import imag_part, make_complex, real_part
 
 _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum"}
 
 
-def reduce(x: Tensor, op: Ops, axis: Any = None, keepdims: bool = False, dtype: DType | None = None) -> Tensor:
+def reduce(x: Array, op: Ops, axis: Any = None, keepdims: bool = False, dtype: DType | None = None) -> Array:
     """The reduction `op` of x over `axis` (all axes when None), computed in `dtype`."""
     axes = normalize_axes(axis, x.ndim)
     u = cast_uop(x.uop, dtype or x.dtype)
@@ -61,43 +64,43 @@ def _sum_dtype(d: DType) -> DType:
     return d
 
 
-def _numeric(name: str, x: Tensor) -> None:
+def _numeric(name: str, x: Array) -> None:
     if x.dtype.is_bool and name not in ("sum", "prod", "max", "min"):
         raise TypeError(f"{name}: boolean arrays are not supported")
 
 
-def sum(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+def sum(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     return reduce(x, Ops.ADD, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
 
-def prod(x: Tensor, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Tensor:
+def prod(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     return reduce(x, Ops.MUL, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
 
-def _ordered(name: str, x: Tensor) -> None:
+def _ordered(name: str, x: Array) -> None:
     if x.dtype.is_complex:
         raise TypeError(f"{name}: complex numbers have no order (take abs(), real() or imag() first)")
 
 
-def max(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def max(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     _ordered("max", x)
     return reduce(x, Ops.MAX, axis, keepdims)
 
 
-def min(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def min(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     _ordered("min", x)
     return reduce(x, Ops.MIN, axis, keepdims)
 
 
-def _count(x: Tensor, axis: Any) -> int:
+def _count(x: Array, axis: Any) -> int:
     return math.prod(x.shape[a] for a in normalize_axes(axis, x.ndim))
 
 
-def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     """The arithmetic mean; integer arrays average in float64 as NumPy does. Empty → NaN."""
     x = as_tensor(x)
     _numeric("mean", x)
@@ -105,14 +108,13 @@ def mean(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     total = reduce(x, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis)
     if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
-        from lazyarr.elementwise import imag_part, make_complex, real_part
         u = total.uop
         return wrap(make_complex(*(alu(Ops.FDIV, p(u), float(n) if n else math.nan) for p in (real_part, imag_part))),
                     x.device)
     return wrap(alu(Ops.FDIV, total.uop, float(n) if n else math.nan), x.device)
 
 
-def var(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+def var(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
     """The variance, dividing by (N - correction)."""
     x = as_tensor(x)
     _numeric("var", x)
@@ -121,7 +123,6 @@ def var(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bo
     m = mean(xf, axis=axis, keepdims=True)
     dev = xf - m
     if d.is_complex:   # NumPy's: the mean of |x - mean|², real
-        from lazyarr.elementwise import imag_part, real_part
         re, im = real_part(dev.uop), imag_part(dev.uop)
         dev2 = wrap(alu(Ops.ADD, alu(Ops.MUL, re, re), alu(Ops.MUL, im, im)), x.device)
         d = re.dtype
@@ -132,32 +133,30 @@ def var(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bo
     return wrap(alu(Ops.FDIV, ss.uop, float(n) if n > 0 else 0.0), x.device)
 
 
-def std(x: Tensor, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Tensor:
+def std(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
     """The standard deviation, the square root of `var`."""
     v = var(x, axis=axis, correction=correction, keepdims=keepdims)
     return wrap(alu(Ops.SQRT, v.uop), v.device)
 
 
-def all(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     """Whether every element along `axis` is true (non-zero)."""
     x = as_tensor(x)
     b = wrap(cast_uop(x.uop, dtypes.bool_), x.device)
     return reduce(b, Ops.MIN, axis, keepdims) if _count(x, axis) else reduce_empty_bool(x, axis, keepdims, True)
 
 
-def any(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     """Whether some element along `axis` is true (non-zero)."""
     x = as_tensor(x)
     b = wrap(cast_uop(x.uop, dtypes.bool_), x.device)
     return reduce(b, Ops.MAX, axis, keepdims) if _count(x, axis) else reduce_empty_bool(x, axis, keepdims, False)
 
 
-def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Tensor:
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Array:
     """The n-th discrete difference along `axis` (x[i+1] - x[i], n times), of x joined with
     `prepend` before it and `append` after it. Booleans differ by != as in NumPy. One kernel: the
     k-th difference reads x at k+1 shifts, which the code generator loads once each."""
-    from lazyarr.elementwise import not_equal, subtract
-    from lazyarr.manipulation import broadcast_to, concat
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("diff: the array must have at least one dimension, got a 0-d array")
@@ -188,7 +187,7 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None, appen
     return x
 
 
-def reduce_empty_bool(x: Tensor, axis: Any, keepdims: bool, value: bool) -> Tensor:
+def reduce_empty_bool(x: Array, axis: Any, keepdims: bool, value: bool) -> Array:
     axes = normalize_axes(axis, x.ndim)
     shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
     if not keepdims:
@@ -259,7 +258,7 @@ def _scan(u: UOp, op: Ops, identity: Any) -> UOp:
     return _shrink_last(reshape_uop(out, (*lead, m * block)), 0, n)
 
 
-def _cumulative(name: str, op: Ops, x: Tensor, axis: Any, dtype: Any, include_initial: bool) -> Tensor:
+def _cumulative(name: str, op: Ops, x: Array, axis: Any, dtype: Any, include_initial: bool) -> Array:
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError(f"{name}: the array must have at least one dimension, got a 0-d array")
@@ -283,31 +282,30 @@ def _cumulative(name: str, op: Ops, x: Tensor, axis: Any, dtype: Any, include_in
     return wrap(permute_uop(out, [order.index(a) for a in range(x.ndim)]), x.device)
 
 
-def cumulative_sum(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
-                   include_initial: bool = False) -> Tensor:
+def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Array:
     """The cumulative sum along `axis` (which may be omitted for a 1-d array); with
     `include_initial`, a leading 0. Small integers accumulate in the default integer, as in sum."""
     return _cumulative("cumulative_sum", Ops.ADD, x, axis, dtype, include_initial)
 
 
-def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
-                    include_initial: bool = False) -> Tensor:
+def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Array:
     """The cumulative product along `axis` (which may be omitted for a 1-d array); with
     `include_initial`, a leading 1. Small integers accumulate in the default integer, as in prod."""
     return _cumulative("cumulative_prod", Ops.MUL, x, axis, dtype, include_initial)
 
 
-def cumsum(a: Tensor, axis: int | None = None, dtype: Any = None) -> Tensor:
+def cumsum(a: Array, axis: int | None = None, dtype: Any = None) -> Array:
     """NumPy's cumsum: axis None scans the flattened array."""
     return _numpy_scan("cumsum", Ops.ADD, a, axis, dtype)
 
 
-def cumprod(a: Tensor, axis: int | None = None, dtype: Any = None) -> Tensor:
+def cumprod(a: Array, axis: int | None = None, dtype: Any = None) -> Array:
     """NumPy's cumprod: axis None scans the flattened array."""
     return _numpy_scan("cumprod", Ops.MUL, a, axis, dtype)
 
 
-def _numpy_scan(name: str, op: Ops, a: Tensor, axis: int | None, dtype: Any) -> Tensor:
-    from lazyarr.manipulation import reshape
+def _numpy_scan(name: str, op: Ops, a: Array, axis: int | None, dtype: Any) -> Array:
     a = as_tensor(a)
     return _cumulative(name, op, reshape(a, (-1,)) if axis is None else a, 0 if axis is None else axis, dtype, False)

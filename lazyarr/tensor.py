@@ -1,183 +1,210 @@
-"""The lazy Tensor.
+"""The lazy Tensor: the class users hold.
 
-A Tensor is a node of the graph (`uop`) and the device it lives on. Operations build new nodes
-and never compute; a value is computed when something needs it on the host: `realize()`,
-`numpy()`, `__array__`, `item()`, `tolist()`, `bool/int/float/complex/__index__`, printing,
-`__dlpack__`. After realization the tensor's node is the view of its buffer, so its graph is
-freed and later graphs read the buffer instead of recomputing.
-
-The graph-building helpers here (`wrap`, `broadcast`, `elementwise`, `movement`, ...) are what
-the namespace modules (creation, elementwise, manipulation, ...) are written with.
+A Tensor is an `Array` (its graph node and device, `lazyarr.arrays`) with Python's operators,
+conversions and printing, NumPy's methods and the array protocols (`__array__`,
+`__array_ufunc__`, `__array_function__`, `__array_namespace__`, `__dlpack__`) declared on it,
+each a call into the namespace modules. This module sits above them all: they take and return
+arrays, and every array they make is a Tensor (`Array.made`).
 """
 from __future__ import annotations
 
-import itertools
 import math
-import weakref
+import sys
 from typing import Any, Iterator
 
 import numpy as np
 
-from lazyarr import dtypes
-from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
+from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linalg,
+                     manipulation as mp, searching, statistics as st)
+from lazyarr.arrays import Array, check_writable, grad_mode, wrap
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.dtypes import DType
+from lazyarr.creation import as_tensor, asarray
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop
-from lazyarr.realize import realized, run, schedule_realize
-from lazyarr.runtime.device import Buffer, Device
+from lazyarr.runtime.devices import get_device
 
-Shape = tuple[int, ...]
-
-
-class GradMode:
-    disabled = 0   # > 0 inside no_grad()
+SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
-grad_mode = GradMode()
-# Leaf tensors that require gradients, by their leaf key. A leaf's node is always a marker of its own,
-# NOOP(value, ("leaf", n)): equal values are one hash-consed node (`xp.ones(3)` twice is one graph),
-# so the tensor's identity cannot be its value's node. The marker keeps its key while the value under
-# it changes (computed, realized, updated in place), so graphs recorded before a realization still
-# lead their gradients to the tensor.
-_grad_leaves: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-_leaf_numbers = itertools.count(1)
+def _binary(fn, reflected: bool = False):
+    """A binary operator: fn(self, other), or fn(other, self) for the reflected one (__radd__);
+    NotImplemented for operands lazyarr does not take, so that Python asks the other one."""
+    def op(self: Tensor, other: Any) -> Tensor:
+        try:
+            return fn(other, self) if reflected else fn(self, other)
+        except TypeError:
+            if not isinstance(other, (Array, bool, int, float, complex)) and not hasattr(other, "__array__"):
+                return NotImplemented
+            raise
+    return op
 
 
-def grad_leaf_tensors() -> dict[tuple, Tensor]:
-    """Leaf key → the live leaf tensor that requires gradients."""
-    return dict(_grad_leaves)
+def _inplace(fn):
+    """An in-place operator (__iadd__): self rebound to fn(self, other), in self's shape and dtype."""
+    def op(self: Tensor, other: Any) -> Tensor:
+        check_writable(self, "output array")
+        out = fn(self, other)
+        if out.shape != self.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                             f"broadcast shape {out.shape}")
+        if out.dtype is not self.dtype:
+            if "biufc".index(out.dtype.kind if out.dtype.kind != "u" else "i") > \
+                    "biufc".index(self.dtype.kind if self.dtype.kind != "u" else "i"):
+                raise TypeError(f"cannot cast the result of an in-place operation from {out.dtype} to {self.dtype}")
+            out = out.astype(self.dtype)
+        self.rebind(out.uop)
+        return self
+    return op
 
 
-def is_grad_leaf(u: UOp) -> bool:
-    """Whether u is the marker of a live leaf tensor that requires gradients."""
-    return u.op is Ops.NOOP and u.arg in _grad_leaves
+def _equality(fn, value: bool):
+    """== and != as NumPy's: against None or a string (which no element equals) the answer is
+    elementwise, False everywhere for == and True for !=, of the array's shape, dtype bool."""
+    compare = _binary(fn)
+
+    def op(self: Tensor, other: Any) -> Tensor:
+        if other is None or isinstance(other, (str, bytes)):
+            return wrap(const(value, dtypes.bool_, self.shape), self.device)
+        return compare(self, other)
+    return op
 
 
-def leaf_marker(value: UOp, key: tuple) -> UOp:
-    """The node of the leaf `key` whose value is `value`."""
-    return value if value.op is Ops.NOOP and value.arg == key else UOp(Ops.NOOP, value.dtype, (value,), key)
+def _no_out(out: Any) -> None:
+    if out is not None:
+        raise TypeError("the out= argument is not supported: lazyarr arrays are values")
 
 
-class Tensor:
+def _reduction(fn, has_dtype: bool = False):
+    def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Tensor:
+        _no_out(out)
+        if dtype is not None and not has_dtype:
+            raise TypeError(f"{fn.__name__}() got an unexpected keyword argument 'dtype'")
+        return fn(self, axis=axis, keepdims=keepdims, **({"dtype": dtype} if has_dtype else {}))
+    method.__name__ = fn.__name__
+    return method
+
+
+def _max_min(fn):
+    def method(self: Tensor, axis: Any = None, out: None = None, keepdims: bool = False) -> Tensor:
+        _no_out(out)
+        return fn(self, axis=axis, keepdims=keepdims)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _arg_extreme(fn):
+    def method(self: Tensor, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Tensor:
+        _no_out(out)
+        return fn(self, axis=axis, keepdims=keepdims)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _var_std(fn):
+    def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None, ddof: float = 0,
+               keepdims: bool = False, *, correction: float | None = None) -> Tensor:
+        _no_out(out)
+        x = self if dtype is None else self.astype(dtype)
+        return fn(x, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _cumulative(fn):
+    def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None) -> Tensor:
+        _no_out(out)
+        return fn(self, axis=axis, dtype=dtype)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _mean(x: Tensor, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
+    return st.mean(x if dtype is None else x.astype(dtype), axis=axis, keepdims=keepdims)
+
+
+_UFUNC_NAMES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
+                "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "power": "pow", "true_divide": "divide",
+                "invert": "bitwise_invert", "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+                "rint": "round", "conjugate": "conj", "mod": "remainder"}
+_UFUNC_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+                     "logical_and": "all", "logical_or": "any"}
+
+
+def _package() -> Any:
+    """The lazyarr namespace, for the protocols that name its functions or return it (it imports
+    this module, so it is read from the imported modules rather than imported here)."""
+    return sys.modules[__name__.rpartition(".")[0]]
+
+
+def _host(x: Any) -> Any:
+    if isinstance(x, Array):
+        return x.numpy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_host(v) for v in x)
+    return x
+
+
+class Tensor(Array):
     """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
-    # _leaf_grad: False, or the leaf key of a leaf tensor that requires gradients (see `leaf_marker`)
-    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_released", "__weakref__")
-    __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
+    __slots__ = ()
 
     def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False):
-        from lazyarr.creation import asarray
         t = asarray(data, dtype=dtype, device=device)
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
         if requires_grad:
             self.requires_grad_()
 
-    @classmethod
-    def _from_uop(cls, uop: UOp, device: Device) -> Tensor:
-        if grad_mode.disabled and uop.op is not Ops.DETACH and uop.dtype.is_inexact:
-            uop = UOp(Ops.DETACH, uop.dtype, (uop,))   # cheaper than asking whether it needs one
-        t = object.__new__(cls)
-        t._uop, t.device, t._leaf_grad, t.grad, t._released = uop, device, False, None, False
-        return t
+    # ---- operators ---------------------------------------------------------------------------
+    __add__, __radd__, __iadd__ = _binary(ew.add), _binary(ew.add, True), _inplace(ew.add)
+    __sub__, __rsub__, __isub__ = _binary(ew.subtract), _binary(ew.subtract, True), _inplace(ew.subtract)
+    __mul__, __rmul__, __imul__ = _binary(ew.multiply), _binary(ew.multiply, True), _inplace(ew.multiply)
+    __truediv__, __rtruediv__, __itruediv__ = _binary(ew.divide), _binary(ew.divide, True), _inplace(ew.divide)
+    __floordiv__, __rfloordiv__, __ifloordiv__ = (_binary(ew.floor_divide), _binary(ew.floor_divide, True),
+                                                  _inplace(ew.floor_divide))
+    __mod__, __rmod__, __imod__ = _binary(ew.remainder), _binary(ew.remainder, True), _inplace(ew.remainder)
+    __pow__, __rpow__, __ipow__ = _binary(ew.pow), _binary(ew.pow, True), _inplace(ew.pow)
+    __matmul__, __rmatmul__, __imatmul__ = _binary(linalg.matmul), _binary(linalg.matmul, True), _inplace(linalg.matmul)
+    __and__, __rand__, __iand__ = _binary(ew.bitwise_and), _binary(ew.bitwise_and, True), _inplace(ew.bitwise_and)
+    __or__, __ror__, __ior__ = _binary(ew.bitwise_or), _binary(ew.bitwise_or, True), _inplace(ew.bitwise_or)
+    __xor__, __rxor__, __ixor__ = _binary(ew.bitwise_xor), _binary(ew.bitwise_xor, True), _inplace(ew.bitwise_xor)
+    __lshift__, __rlshift__, __ilshift__ = (_binary(ew.bitwise_left_shift), _binary(ew.bitwise_left_shift, True),
+                                            _inplace(ew.bitwise_left_shift))
+    __rshift__, __rrshift__, __irshift__ = (_binary(ew.bitwise_right_shift), _binary(ew.bitwise_right_shift, True),
+                                            _inplace(ew.bitwise_right_shift))
+    __lt__, __le__, __gt__, __ge__ = _binary(ew.less), _binary(ew.less_equal), _binary(ew.greater), _binary(ew.greater_equal)
+    __eq__, __ne__ = _equality(ew.equal, False), _equality(ew.not_equal, True)
+    __hash__ = Array.__hash__
 
-    # ---- gradients ---------------------------------------------------------------------------
-    @property
-    def requires_grad(self) -> bool:
-        if self._leaf_grad:
-            return True
-        from lazyarr.autograd import graph_requires_grad
-        return graph_requires_grad(self._uop)
+    def __neg__(self) -> Tensor:
+        return ew.negative(self)
 
-    @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
-        self.requires_grad_(flag)
+    def __pos__(self) -> Tensor:
+        return ew.positive(self)
 
-    @property
-    def is_leaf(self) -> bool:
-        return self._leaf_grad or not self.requires_grad
+    def __abs__(self) -> Tensor:
+        return ew.abs(self)
 
-    def requires_grad_(self, flag: bool = True) -> Tensor:
-        """Mark this tensor as a leaf whose gradient backward() accumulates into `.grad`."""
-        from lazyarr.autograd import forget_requires_grad
-        if flag and not self.dtype.is_inexact:
-            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
-        if flag and not self._leaf_grad and self.requires_grad:
-            raise RuntimeError("requires_grad_() is for leaf tensors; this tensor is computed from tensors "
-                               "that require grad (use detach() first)")
-        if flag and not self._leaf_grad:
-            key = ("leaf", next(_leaf_numbers))
-            value = self._uop
-            self._leaf_grad, self._uop = key, leaf_marker(value, key)
-            if value._view is not None:   # already computed: the marker reads the same buffer
-                self._uop._view = value._view
-            _grad_leaves[key] = self
-        elif not flag and self._leaf_grad:
-            _grad_leaves.pop(self._leaf_grad, None)
-            self._uop, self._leaf_grad = self._uop.src[0], False
-        forget_requires_grad()
-        return self
+    def __invert__(self) -> Tensor:
+        return ew.bitwise_invert(self)
 
-    def rebind(self, value: UOp) -> None:
-        """Give this tensor the value `value` (a node of its shape and dtype): in-place updates,
-        assignment, an optimizer's step. A leaf that requires grad keeps its identity (its marker)."""
-        self._uop = leaf_marker(value, self._leaf_grad) if self._leaf_grad else value
+    def __divmod__(self, other: Any) -> tuple[Tensor, Tensor]:
+        return ew.floor_divide(self, other), ew.remainder(self, other)
 
-    # ---- metadata, known without computing ---------------------------------------------------
-    @property
-    def shape(self) -> Shape:
-        return self.uop.shape
+    def __rdivmod__(self, other: Any) -> tuple[Tensor, Tensor]:
+        return ew.floor_divide(other, self), ew.remainder(other, self)
 
-    @property
-    def dtype(self) -> DType:
-        return self.uop.dtype
+    def __getitem__(self, key: Any) -> Tensor:
+        return gathering.getitem(self, key)
 
-    @property
-    def ndim(self) -> int:
-        return len(self.uop.shape)
+    def __setitem__(self, key: Any, value: Any) -> None:
+        indexing.setitem(self, key, value)
 
-    @property
-    def size(self) -> int:
-        return math.prod(self.uop.shape)
+    # ---- conversions: one element is read without a kernel where it can be (lazyarr.conversion) ----
+    _scalar = conversion.scalar
 
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    __hash__ = object.__hash__
-
-    # ---- realization -----------------------------------------------------------------------
-    def realize(self) -> Tensor:
-        """Compute the value now (blocking) and return self."""
-        realize(self)
-        return self
-
-    def schedule(self) -> list:
-        """The kernels `realize()` would run, each with `.name`, `.device` and `.source`."""
-        return create_schedule([(self.uop, self.device)]).items
-
-    @property
-    def is_realized(self) -> bool:
-        return is_buffer_view(self.uop) or self.uop in realized
-
-    def _buffer(self) -> Buffer:
-        self.realize()
-        return view_buffer(self.uop if is_buffer_view(self.uop) else realized[self.uop])
-
-    def numpy(self) -> np.ndarray:
-        """The value as a NumPy array: a read-only view of the buffer on the CPU."""
-        buf = self._buffer()
-        self.device.synchronize()
-        arr = buf.numpy().reshape(self.shape).view()
-        arr.flags.writeable = False
-        return arr
+    def item(self) -> Any:
+        if self.size != 1:
+            raise ValueError(f"can only convert an array of size 1 to a Python scalar, not of size {self.size}")
+        return conversion.element(self)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         arr = self.numpy()
@@ -187,21 +214,8 @@ class Tensor:
             arr = arr.copy()
         return arr
 
-    def item(self) -> Any:
-        if self.size != 1:
-            raise ValueError(f"can only convert an array of size 1 to a Python scalar, not of size {self.size}")
-        return self.numpy().reshape(()).item()
-
     def tolist(self) -> Any:
         return self.numpy().tolist()
-
-    def _scalar(self, kind: str) -> Any:
-        if self.size != 1:
-            msg = ("The truth value of an array with more than one element is ambiguous"
-                   if kind == "bool" else f"only arrays of size 1 can be converted to Python {kind}s")
-            raise (ValueError if kind == "bool" else TypeError)(
-                msg if self.size != 0 or kind != "bool" else "The truth value of an empty array is ambiguous")
-        return self.numpy().reshape(()).item()
 
     def __bool__(self) -> bool:
         return bool(self._scalar("bool"))
@@ -257,192 +271,184 @@ class Tensor:
         return {"data": self.numpy(), "device": self.device.name}
 
     def __setstate__(self, state):
-        from lazyarr.creation import asarray
         t = asarray(np.array(state["data"]), device=state["device"])
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
 
+    # ---- NumPy's methods -----------------------------------------------------------------------
+    def _bitcast_view(self, dtype: Any = None) -> Tensor:
+        """NumPy's view: the same bytes read as `dtype` (a different item size changes the length of
+        the last axis)."""
+        if dtype is None:
+            return wrap(self.uop, self.device)
+        d = dtypes.as_dtype(dtype)
+        if d.itemsize != self.dtype.itemsize:
+            if self.ndim == 0:
+                raise ValueError("changing the dtype of a 0-d array is only supported if the itemsize is unchanged")
+            if (self.shape[-1] * self.dtype.itemsize) % d.itemsize:
+                raise ValueError(f"cannot view the last axis of {self.shape[-1]} {self.dtype} elements as {d}: its size "
+                                 f"in bytes is not a multiple of {d.itemsize}")
+        return wrap(self.uop if d is self.dtype else UOp(Ops.BITCAST, d, (self.uop,)), self.device)
 
-def _view(self: Tensor, dtype: Any = None) -> Tensor:
-    """NumPy's view: the same bytes read as `dtype` (a different item size changes the length of
-    the last axis)."""
-    if dtype is None:
+    def view(self, dtype: Any = None) -> Tensor:
+        """NumPy's view: the same bytes read as `dtype`. A complex array read as another complex
+        dtype goes through its parts' real dtype (the compiler's complex lowering reinterprets
+        complex bytes as real ones, not as another complex type)."""
+        if dtype is not None and self.dtype.is_complex:
+            d = dtypes.as_dtype(dtype)
+            if d.is_complex and d is not self.dtype and self.ndim and (self.shape[-1] * self.itemsize) % d.itemsize == 0:
+                return self._bitcast_view(dtypes.component(self.dtype))._bitcast_view(d)
+        return self._bitcast_view(dtype)
+
+    def assign(self, value: Any) -> Tensor:
+        """Give self the value `value` (broadcast to self's shape, converted to its dtype), in place:
+        when nothing can read self's old value anymore, the kernel computing the new one writes into
+        its storage. Raises ValueError for a destination that is a broadcast (several of its elements
+        are one cell: `broadcast_to`'s results), and for a value that does not broadcast to self's shape."""
+        check_writable(self)
+        v = as_tensor(value, self.device)
+        if v.device is not self.device:
+            raise ValueError(f"assign: the value is on {v.device.name}, the array on {self.device.name}")
+        if broadcast_shapes(v.shape, self.shape) != self.shape:
+            raise ValueError(f"assign: a value of shape {v.shape} does not broadcast to {self.shape}")
+        if self._leaf_grad and not grad_mode.disabled:
+            raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
+        self.rebind(expand_uop(cast_uop(v.uop, self.dtype), self.shape))
+        return self
+
+    def astype(self, dtype: Any, copy: bool = True, device: Any = None) -> Tensor:
+        return data_types.astype(self, dtype, copy=copy, device=device)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        dev = get_device(device)
+        if dev is self.device:
+            return self
+        return wrap(UOp(Ops.COPY, self.dtype, (self.uop,), dev), dev)
+
+    def reshape(self, *shape: Any, copy: bool | None = None) -> Tensor:
+        return mp.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+
+    def transpose(self, *axes: Any) -> Tensor:
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+            axes = axes[0]
+        return mp.transpose(self, axes or None)
+
+    def permute(self, *axes: Any) -> Tensor:
+        return mp.permute_dims(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes)
+
+    def flatten(self) -> Tensor:
+        return mp.reshape(self, (-1,))
+
+    ravel = flatten
+
+    def squeeze(self, axis: Any = None) -> Tensor:
+        return mp.squeeze(self, axis)
+
+    def flip(self, axis: Any = None) -> Tensor:
+        return mp.flip(self, axis=axis)
+
+    sum = _reduction(st.sum, has_dtype=True)
+    prod = _reduction(st.prod, has_dtype=True)
+    mean = _reduction(_mean, has_dtype=True)
+    max, min, all, any = _max_min(st.max), _max_min(st.min), _max_min(st.all), _max_min(st.any)
+    argmax, argmin = _arg_extreme(searching.argmax), _arg_extreme(searching.argmin)
+    cumsum, cumprod = _cumulative(st.cumsum), _cumulative(st.cumprod)
+    var, std = _var_std(st.var), _var_std(st.std)
+
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:
+        return ew.clip(self, min, max)
+
+    def round(self, decimals: int = 0) -> Tensor:
+        return ew.round(self, decimals)
+
+    def conj(self) -> Tensor:
+        return ew.conj(self)
+
+    def dot(self, other: Any) -> Tensor:
+        if self.ndim >= 1 and getattr(other, "ndim", 1) >= 1:
+            return linalg.matmul(self, other)
+        return ew.multiply(self, other)
+
+    def copy(self) -> Tensor:
         return wrap(self.uop, self.device)
-    d = dtypes.as_dtype(dtype)
-    if d.itemsize != self.dtype.itemsize:
-        if self.ndim == 0:
-            raise ValueError("changing the dtype of a 0-d array is only supported if the itemsize is unchanged")
-        if (self.shape[-1] * self.dtype.itemsize) % d.itemsize:
-            raise ValueError(f"cannot view the last axis of {self.shape[-1]} {self.dtype} elements as {d}: its size "
-                             f"in bytes is not a multiple of {d.itemsize}")
-    return wrap(self.uop if d is self.dtype else UOp(Ops.BITCAST, d, (self.uop,)), self.device)
 
+    def contiguous(self) -> Tensor:
+        """A tensor whose value is materialised in its own buffer when realized (a fusion boundary)."""
+        return wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), self.device)
 
-# the arrays broadcast_to (and broadcast_arrays, where it stretches an axis) returned, by id: read-
-# only, as NumPy's broadcast views are (several of their elements are one element of their source).
-# Keyed by id, not a WeakSet: a set's lookup would compare tensors with ==, which is elementwise
-_broadcast_views: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+    def detach(self) -> Tensor:
+        """The same value, cut off from the gradient graph."""
+        return wrap(UOp(Ops.DETACH, self.dtype, (self.uop,)), self.device)
 
+    def backward(self, gradient: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) into `.grad` of every leaf tensor that requires gradients
+        (`lazyarr.autograd.backward`)."""
+        autograd.backward(self, gradient)
 
-def mark_broadcast_view(x: Tensor) -> None:
-    _broadcast_views[id(x)] = x
+    @property
+    def T(self) -> Tensor:
+        return mp.transpose(self)
 
+    @property
+    def mT(self) -> Tensor:
+        return mp.matrix_transpose(self)
 
-def is_broadcast_view(x: Tensor) -> bool:
-    """Whether x is an array that broadcast_to or broadcast_arrays returned, or a basic-index view
-    of one (read-only, as in NumPy). Arrays computed from it and its copies are not."""
-    return _broadcast_views.get(id(x)) is x
+    @property
+    def real(self) -> Tensor:
+        return ew.real(self)
 
+    @property
+    def imag(self) -> Tensor:
+        return ew.imag(self)
 
-def check_writable(x: Tensor, what: str = "assignment destination") -> None:
-    """NumPy's ValueError for storing into a read-only array: one that broadcast_to or
-    broadcast_arrays returned (several of its elements are one element of its source). `what`
-    names the store ("output array" for in-place operators)."""
-    if is_broadcast_view(x):
-        raise ValueError(f"{what} is read-only: this array of shape {x.shape} is a broadcast (from broadcast_to "
-                         f"or broadcast_arrays), several of whose elements are one element of its source; store "
-                         f"into a copy instead (xp.asarray(x, copy=True))")
+    # ---- the array protocols -------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """NumPy ufuncs on Tensors stay lazy when lazyarr has the function (np.exp(t) is xp.exp(t));
+        other ufuncs and `out=` compute on the host and return NumPy arrays."""
+        lazyarr = _package()
+        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+        if "out" not in kwargs:
+            if method == "__call__" and not kwargs and hasattr(lazyarr, name):
+                return getattr(lazyarr, name)(*inputs)
+            if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCTIONS and len(inputs) == 1 and \
+                    set(kwargs) <= {"axis", "keepdims"}:
+                return getattr(lazyarr, _UFUNC_REDUCTIONS[ufunc.__name__])(inputs[0], axis=kwargs.get("axis", 0),
+                                                                           keepdims=kwargs.get("keepdims", False))
+        kwargs = {k: _host(v) for k, v in kwargs.items()}
+        return getattr(ufunc, method)(*(_host(x) for x in inputs), **kwargs)
 
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """NumPy functions on Tensors (np.sum(t), np.concatenate([...])) call lazyarr's function of the
+        same name where its signature fits, otherwise NumPy's on host copies."""
+        lazyarr = _package()
+        fn = getattr(lazyarr, _UFUNC_NAMES.get(func.__name__, func.__name__), None)
+        if fn is not None and callable(fn) and not isinstance(fn, type):
+            try:
+                return fn(*args, **kwargs)
+            except TypeError:
+                pass
+        return func(*(_host(a) for a in args), **{k: _host(v) for k, v in kwargs.items()})
 
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:
+            raise ValueError(f"unsupported array API version {api_version!r}; lazyarr implements "
+                             f"{', '.join(SUPPORTED_API_VERSIONS)}")
+        lazyarr = _package()
+        return lazyarr
 
-def _assign(self: Tensor, value: Any) -> Tensor:
-    """Give self the value `value` (broadcast to self's shape, converted to its dtype), in place:
-    when nothing can read self's old value anymore, the kernel computing the new one writes into
-    its storage. Raises ValueError for a destination that is a broadcast (several of its elements
-    are one cell: `broadcast_to`'s results), and for a value that does not broadcast to self's shape."""
-    check_writable(self)
-    v = as_tensor(value, self.device)
-    if v.device is not self.device:
-        raise ValueError(f"assign: the value is on {v.device.name}, the array on {self.device.name}")
-    if broadcast_shapes(v.shape, self.shape) != self.shape:
-        raise ValueError(f"assign: a value of shape {v.shape} does not broadcast to {self.shape}")
-    if self._leaf_grad and not grad_mode.disabled:
-        raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
-    self.rebind(expand_uop(cast_uop(v.uop, self.dtype), self.shape))
-    return self
+    def __dlpack__(self, /, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:
+        """A DLPack capsule of the realized value (host memory: NumPy writes the capsule). `dl_device`
+        must be the CPU's (1, 0); `copy=True` exports a copy, False or None the buffer itself."""
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"__dlpack__: lazyarr exports {self.device.name} arrays to the CPU (1, 0), not "
+                              f"{dl_device}")
+        buf = self._buffer()
+        self.device.synchronize()
+        arr = buf.numpy().reshape(self.shape)
+        if copy:
+            arr = arr.copy()
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        return arr.__dlpack__(stream=stream, **kwargs)
 
-
-# `uop`, the graph node this tensor's value is, is the `_uop` slot under a public name (a property
-# would cost a Python call on every read, and tensor operations read it hundreds of times a step)
-Tensor.uop = Tensor.__dict__["_uop"]
-Tensor.view = _view
-Tensor.assign = _assign
-
-
-def realize(*tensors: Tensor) -> None:
-    """Compute several tensors in one schedule, so shared work runs once."""
-    for t in tensors:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"realize: expected Tensors, got {type(t).__name__}")
-    unique = list({id(t): t for t in tensors}.values())
-    todo = [t for t in unique if not is_buffer_view(t.uop) and
-            not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
-    if not todo:
-        return
-    views, items, programs = schedule_realize([(t.uop, t.device) for t in todo])
-    for t in todo:
-        # a tensor that gradients may still flow through keeps its computation (its value is found
-        # through `realized`); any other drops it, freeing the graph
-        if t._leaf_grad:   # the leaf's marker, now over its buffer
-            view = views[t.uop]
-            t.uop = leaf_marker(view, t._leaf_grad)
-            t.uop._view = view
-        elif t._released or not t.requires_grad:
-            t.uop = views[t.uop]
-    del views   # the graphs are let go of before the kernels run: their buffers may be reused
-    run(items, programs)
-
-
-# ---- graph-building helpers used by the namespace modules ------------------------------------
-
-def wrap(uop: UOp, device: Device) -> Tensor:
-    return Tensor._from_uop(uop, device)
-
-
-def is_scalar(x: Any) -> bool:
-    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, Tensor)
-
-
-def as_tensor(x: Any, device: Device | None = None) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    from lazyarr.creation import asarray
-    return asarray(x, device=device)
-
-
-def operands(*args: Any, dtype_rule: str = "promote") -> tuple[list[UOp], DType, Device]:
-    """The arguments of an elementwise operation as nodes of one shape and dtype: Tensors promoted
-    by the array API's table, Python scalars weakly (they take the arrays' dtype when their kind
-    fits), NumPy arrays as arrays. Raises ValueError for mismatched shapes or devices, TypeError for
-    unsupported operands, OverflowError for a Python int outside the dtype's range."""
-    if len(args) == 2:   # the common cases, without the general bookkeeping: recording must be cheap
-        fast = _two_operands(*args)
-        if fast is not None:
-            return fast
-    tensors: list[Tensor | None] = []
-    for a in args:
-        if isinstance(a, Tensor):
-            tensors.append(a)
-        elif is_scalar(a):
-            tensors.append(None)
-        elif isinstance(a, (np.ndarray, np.generic, list, tuple)):
-            tensors.append(as_tensor(a))
-        else:
-            raise TypeError(f"unsupported operand type {type(a).__name__}")
-    arrays = [t for t in tensors if t is not None]
-    if not arrays:
-        raise TypeError("at least one operand must be an array")
-    device = arrays[0].device
-    for t in arrays[1:]:
-        if t.device is not device:
-            raise ValueError(f"operands are on different devices: {device.name} and {t.device.name}; "
-                             f"move one with to_device()")
-    dtype = dtypes.promote_types(*(t.dtype for t in arrays))
-    for a, t in zip(args, tensors):
-        if t is None:
-            dtype = dtypes.weak_result(dtype, a) if dtype_rule == "promote" else dtype
-    for a, t in zip(args, tensors):
-        if t is None:
-            dtypes.check_scalar_fits(a, dtype)
-    shape = broadcast_shapes(*(t.shape for t in arrays))
-    out = []
-    for a, t in zip(args, tensors):
-        if t is None:
-            out.append(const(a, dtype, shape))
-        else:
-            out.append(expand_uop(cast_uop(t.uop, dtype), shape))
-    return out, dtype, device
-
-
-_weak_dtype: dict[tuple[int, type], DType] = {}
-
-
-def _two_operands(a: Any, b: Any) -> tuple[list[UOp], DType, Device] | None:
-    """operands() for two tensors of one dtype and device, or a tensor and a Python int or float."""
-    ta, tb = type(a), type(b)
-    if ta is Tensor and tb is Tensor:
-        ua, ub = a._uop, b._uop
-        if ua.dtype is not ub.dtype or a.device is not b.device:
-            return None
-        if ua.shape != ub.shape:   # a bias, a row's max: broadcast as operands() would
-            shape = broadcast_shapes(ua.shape, ub.shape)
-            ua, ub = expand_uop(ua, shape), expand_uop(ub, shape)
-        return [ua, ub], ua.dtype, a.device
-    if ta is Tensor and (tb is float or tb is int):
-        t, scalar, first = a, b, True
-    elif tb is Tensor and (ta is float or ta is int):
-        t, scalar, first = b, a, False
-    else:
-        return None
-    u = t._uop
-    key = (id(u.dtype), type(scalar))   # dtypes are interned; hashing one is a Python call
-    dtype = _weak_dtype.get(key)
-    if dtype is None:
-        dtype = _weak_dtype[key] = dtypes.weak_result(u.dtype, scalar)
-    if dtype.kind in "iu":
-        dtypes.check_scalar_fits(scalar, dtype)
-    c = const(scalar, dtype, u.shape)
-    u = cast_uop(u, dtype)
-    return ([u, c] if first else [c, u]), dtype, t.device
-
-
-from lazyarr import _tensor_methods  # noqa: E402,F401  (attaches operators and methods to Tensor)
+    def __dlpack_device__(self, /) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0

@@ -3,8 +3,7 @@ import itertools
 
 import numpy as np
 
-from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.ops import fold_alu
+from lazyarr.compiler.uop import Ops, UOp, fold_alu
 
 
 def evaluate(u: UOp, env: dict) -> object:

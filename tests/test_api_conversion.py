@@ -8,19 +8,19 @@ import pytest
 from hypothesis import given, strategies as st
 
 import lazyarr as xp
-from lazyarr import tensor as tensor_module
+from lazyarr import arrays as array_module
 from tests import strategies as S
 
 
 @pytest.fixture
 def count_realizations(monkeypatch):
     calls = []
-    original = tensor_module.schedule_realize
+    original = array_module.schedule_realize
 
     def counting(outputs):
         calls.append(outputs)
         return original(outputs)
-    monkeypatch.setattr(tensor_module, "schedule_realize", counting)
+    monkeypatch.setattr(array_module, "schedule_realize", counting)
     return calls
 
 

@@ -36,8 +36,7 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import substitute
-from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.ops import reduce_identity
+from lazyarr.compiler.uop import Ops, UOp, reduce_identity
 
 SCALAR_BLOCK = 16   # iterations of a block of a long float sum (see block_length)
 VECTOR_BLOCK = 32

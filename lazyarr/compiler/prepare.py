@@ -52,11 +52,10 @@ from __future__ import annotations
 from lazyarr import dtypes, settings
 from lazyarr.compiler.complex import lower_complex
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp, reduce_identity
 from lazyarr.compiler.rangeify import index, linear_index, push_movement
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
-from lazyarr.ops import OP_DEFS, reduce_identity
 
 P = UPat
 COMPUTED = frozenset(OP_DEFS) - GroupOp.Leaf   # tensor-level ops with sources

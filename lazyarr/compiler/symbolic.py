@@ -39,8 +39,7 @@ from typing import Any
 
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import PatternMatcher, UPat
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
-from lazyarr.ops import fold_alu
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, fold_alu
 
 P = UPat
 INTS = frozenset(dtypes.INTS)

@@ -112,6 +112,26 @@ def _arg_key(arg: Any) -> Any:
 OP_DEFS: dict[Ops, Any] = {}
 
 
+def fold_alu(op: Ops, dtype: DType, args: list[Any]) -> Any:
+    """The constant `op(*args)` of `dtype`, or None when it is not folded."""
+    return OP_DEFS[op].fold(dtype, *args)
+
+
+# ---- identities of the reductions -------------------------------------------------------------
+
+def reduce_identity(op: Ops, d: DType) -> Any:
+    """The value a reduction of no elements gives (NumPy: 0 for sum, 1 for prod)."""
+    if op is Ops.ADD:
+        return dtypes.python_value(0, d)
+    if op is Ops.MUL:
+        return dtypes.python_value(1, d)
+    if op is Ops.MAX:
+        return dtypes.min_value(d)
+    if op is Ops.MIN:
+        return dtypes.max_value(d)
+    raise ValueError(f"{op} is not a reduction")
+
+
 _shape_depth = [0]   # how many shape_of calls are under way (one thread's count is enough to bound it)
 
 
@@ -188,7 +208,7 @@ class UOp(_PyNode if _native is None else _native.Node):
     Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad; its
     tensor-level `shape` is the base's."""
     # _view: the view of the buffer holding the node's value once computed (`lazyarr.realize.realized`);
-    # _grad: whether it depends on a tensor that requires gradients (`autograd.graph_requires_grad`)
+    # _grad: whether it depends on a tensor that requires gradients (`array.graph_requires_grad`)
     __slots__ = ()
     op: Ops
     dtype: DType

@@ -8,13 +8,16 @@ from typing import Any
 
 from lazyarr import dtypes
 from lazyarr import elementwise as ew
+from lazyarr import random
 from lazyarr import statistics as st
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
-from lazyarr.tensor import Tensor, as_tensor, wrap
+from lazyarr.linalg import matmul
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor
 
 
-def relu(x: Tensor) -> Tensor:
+def relu(x: Array) -> Array:
     """max(x, 0); the gradient at 0 is 0, as PyTorch's."""
     x = as_tensor(x)
     if x.dtype.is_float:   # the nodes where(x > 0, x, 0.0) records, built directly (every training step has them)
@@ -24,7 +27,7 @@ def relu(x: Tensor) -> Tensor:
     return ew.where(x > 0, x, 0.0)
 
 
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def gelu(x: Array, approximate: str = "none") -> Array:
     """x·Φ(x) with the exact normal CDF (erf), or its tanh approximation (approximate="tanh").
     Real arrays only (TypeError for complex ones: erf has no complex version here)."""
     x = as_tensor(x)
@@ -38,21 +41,21 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return x * 0.5 * (wrap(alu(Ops.ERF, (x * (1 / math.sqrt(2))).uop), x.device) + 1)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
+def softmax(x: Array, axis: int = -1) -> Array:
     """exp(x) / sum(exp(x)) along `axis`, computed as exp(x - max) for range."""
     x = as_tensor(x)
     e = ew.exp(x - st.max(x, axis=axis, keepdims=True).detach())
     return e / st.sum(e, axis=axis, keepdims=True)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+def log_softmax(x: Array, axis: int = -1) -> Array:
     """x - logsumexp(x) along `axis`."""
     x = as_tensor(x)
     shifted = x - st.max(x, axis=axis, keepdims=True).detach()
     return shifted - ew.log(st.sum(ew.exp(shifted), axis=axis, keepdims=True))
 
 
-def one_hot(labels: Tensor, num_classes: int) -> Tensor:
+def one_hot(labels: Array, num_classes: int) -> Array:
     """An int64 array with a 1 at each label's position along a new last axis."""
     labels = as_tensor(labels)
     if not labels.dtype.is_int:
@@ -71,7 +74,7 @@ def _num_classes(n: Any) -> int:
     return n
 
 
-def _one_hot(labels: Tensor, num_classes: int, dtype: dtypes.DType) -> Tensor:
+def _one_hot(labels: Array, num_classes: int, dtype: dtypes.DType) -> Array:
     """one_hot of `dtype`: labels[..., None] == arange(num_classes), built directly (every training
     step records it) and converted once."""
     d = dtypes.promote_types(labels.dtype, dtypes.default_int)
@@ -81,7 +84,7 @@ def _one_hot(labels: Tensor, num_classes: int, dtype: dtypes.DType) -> Tensor:
     return wrap(cast_uop(UOp(Ops.CMPEQ, dtypes.bool_, (lab, classes)), dtype), labels.device)
 
 
-def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(logits: Array, target: Array, reduction: str = "mean", label_smoothing: float = 0.0) -> Array:
     """The cross entropy of logits (N, C) against class indices (N,) or class probabilities (N, C)."""
     logits, target = as_tensor(logits), as_tensor(target)
     if reduction not in ("mean", "sum", "none"):
@@ -109,7 +112,7 @@ def cross_entropy(logits: Tensor, target: Tensor, reduction: str = "mean", label
     return st.mean(loss) if reduction == "mean" else st.sum(loss) if reduction == "sum" else loss
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(x: Array, p: float = 0.5, training: bool = True) -> Array:
     """Zero each element with probability p and scale the rest by 1/(1-p) (when training)."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
@@ -118,16 +121,14 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         return x
     if p == 1:
         return x * 0.0
-    from lazyarr import random
     keep = random.uniform(shape=x.shape, dtype=x.dtype if x.dtype.is_float else None, device=x.device) >= p
     return ew.where(keep, x * (1 / (1 - p)), 0.0)
 
 
-def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+def linear(x: Array, weight: Array, bias: Array | None = None) -> Array:
     """x @ weight.T + bias, weight of shape (out_features, in_features)."""
-    from lazyarr.linalg import matmul
     x, weight = as_tensor(x), as_tensor(weight)
-    if x.ndim == 2 and weight.ndim == 2 and x.dtype is weight.dtype and x.device is weight.device \
+    if x.ndim == 2 and weight.ndim == 2 and x.dtype is weight.dtype and x.device is weight.device\
             and x.shape[1] == weight.shape[1] and x.dtype.is_float:
         # x (n, k) and weight (m, k) both broadcast to (n, m, k) and summed over k: the product without
         # the transpose (and its gradient's transpose), which every training step records
@@ -141,7 +142,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def mse_loss(input: Array, target: Array, reduction: str = "mean") -> Array:
     """The squared error, averaged (or summed, or per element)."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")

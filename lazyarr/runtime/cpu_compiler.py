@@ -73,8 +73,7 @@ def compile_kernel(name: str, source: str, key: str | None = None, tier: str = "
 def compiler_code_hash() -> str:
     """A hash of the code that turns a kernel graph into source: an entry keyed by a graph is
     stale once this changes."""
-    import lazyarr
-    root = os.path.dirname(lazyarr.__file__)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the package's folder
     h = hashlib.sha256()
     for folder in ("compiler", "runtime"):
         for name in sorted(os.listdir(os.path.join(root, folder))):

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr import dtypes, settings
+from lazyarr.compiler.render_opencl import GROUP_SIZE, MAX_WORK_ITEMS, OpenCLRenderer
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, load_cached, pocl_cache_dir
 from lazyarr.runtime.device import Buffer, Device
@@ -73,7 +74,6 @@ class OpenCLProgram:
 
     def grid(self, sizes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The global and local sizes of a launch with size arguments `sizes`."""
-        from lazyarr.compiler.render_opencl import MAX_WORK_ITEMS
         n = [int(v) if v.isdigit() else (min(sizes[int(v[1:])], MAX_WORK_ITEMS) if sizes else 1)
              for v in self.launch_sizes]
         # the kernel's own work-groups (group reductions), else up to 256 along dimension 0; the grid
@@ -107,7 +107,6 @@ class OpenCLDevice(Device):
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context)
         self.fp64 = self.cl_device.double_fp_config != 0
-        from lazyarr.compiler.render_opencl import GROUP_SIZE, OpenCLRenderer
         # the largest power of two up to 256 that the device's work-groups and local memory take
         # (a group reduction keeps 1.5 elements of 8 bytes per work-item, per reduction)
         limit = min(GROUP_SIZE, self.cl_device.max_work_group_size, self.cl_device.local_mem_size // 64)

@@ -1,0 +1,294 @@
+"""The lazy array's state: what every namespace function takes and returns.
+
+An Array is a node of the graph (`uop`) and the device it lives on. Operations build new nodes
+and never compute; a value is computed when something needs it on the host (`realize()`,
+`numpy()`, and the conversions, printing and protocols of `lazyarr.tensor.Tensor`). After
+realization the array's node is the view of its buffer, so its graph is freed and later graphs
+read the buffer instead of recomputing.
+
+Here: the leaves' identity (a tensor that requires grad reads its value through a marker of its
+own), whether a graph requires gradients, metadata, realization, the read-only broadcast views,
+and `wrap`, with which the namespace modules make results. `lazyarr.tensor.Tensor`, the class
+users hold, is this class with the Python operators and NumPy's methods declared on it, each a
+call into the namespace modules; every array `wrap` makes is a Tensor.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+
+from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.dtypes import DType
+from lazyarr.realize import realized, run, schedule_realize
+from lazyarr.runtime.device import Buffer, Device
+
+Shape = tuple[int, ...]
+
+
+class GradMode:
+    disabled = 0   # > 0 inside no_grad()
+
+
+grad_mode = GradMode()
+# Leaf tensors that require gradients, by their leaf key. A leaf's node is always a marker of its own,
+# NOOP(value, ("leaf", n)): equal values are one hash-consed node (`xp.ones(3)` twice is one graph),
+# so the tensor's identity cannot be its value's node. The marker keeps its key while the value under
+# it changes (computed, realized, updated in place), so graphs recorded before a realization still
+# lead their gradients to the tensor.
+_grad_leaves: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_leaf_numbers = itertools.count(1)
+
+
+def grad_leaf_tensors() -> dict[tuple, Array]:
+    """Leaf key → the live leaf tensor that requires gradients."""
+    return dict(_grad_leaves)
+
+
+def is_grad_leaf(u: UOp) -> bool:
+    """Whether u is the marker of a live leaf tensor that requires gradients."""
+    return u.op is Ops.NOOP and u.arg in _grad_leaves
+
+
+class _Memo:
+    """Answers of graph_requires_grad are kept on the nodes (`UOp._grad`: generation·2 + answer),
+    valid while `generation` is unchanged: a new leaf that requires grad makes them stale."""
+    generation = 1
+
+
+def graph_requires_grad(u: UOp) -> bool:
+    """Whether `u` depends, through floating-point values and no DETACH, on a leaf that requires
+    gradients."""
+    gen = _Memo.generation
+    known = u._grad
+    if known is not None and known >> 1 == gen:
+        return bool(known & 1)
+    if u.op is Ops.DETACH or not u.dtype.is_inexact or not _grad_leaves:
+        return False
+    stack, DETACH = [u], Ops.DETACH
+    while stack:   # sources first; a node answered in this generation is not entered
+        n = stack[-1]
+        known = n._grad
+        if known is not None and known >> 1 == gen:
+            stack.pop()
+            continue
+        if n.op is DETACH or n.dtype.kind not in "fc":   # (not is_inexact)
+            n._grad = gen << 1
+            stack.pop()
+            continue
+        pending = False
+        for s in n.src:
+            known = s._grad
+            if known is None or known >> 1 != gen:
+                stack.append(s)
+                pending = True
+        if pending:
+            continue
+        stack.pop()
+        needs = False
+        for s in n.src:
+            if s._grad & 1:
+                needs = True
+                break
+        if not needs:
+            needs = is_grad_leaf(n)
+        n._grad = gen << 1 | needs
+    return bool(u._grad & 1)
+
+
+def forget_requires_grad() -> None:
+    """Called when a tensor becomes a leaf that requires grad: earlier answers may be stale."""
+    _Memo.generation += 1
+
+
+def leaf_marker(value: UOp, key: tuple) -> UOp:
+    """The node of the leaf `key` whose value is `value`."""
+    return value if value.op is Ops.NOOP and value.arg == key else UOp(Ops.NOOP, value.dtype, (value,), key)
+
+
+class Array:
+    """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
+    # _leaf_grad: False, or the leaf key of a leaf tensor that requires gradients (see `leaf_marker`)
+    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_released", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
+    made: type = None   # the class of the arrays _from_uop makes: the subclass users hold (Tensor)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        Array.made = cls
+
+    @staticmethod
+    def _from_uop(uop: UOp, device: Device) -> Array:
+        if grad_mode.disabled and uop.op is not Ops.DETACH and uop.dtype.is_inexact:
+            uop = UOp(Ops.DETACH, uop.dtype, (uop,))   # cheaper than asking whether it needs one
+        t = object.__new__(Array.made)
+        t._uop, t.device, t._leaf_grad, t.grad, t._released = uop, device, False, None, False
+        return t
+
+    # ---- gradients ---------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        if self._leaf_grad:
+            return True
+        return graph_requires_grad(self._uop)
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._leaf_grad or not self.requires_grad
+
+    def requires_grad_(self, flag: bool = True) -> Array:
+        """Mark this tensor as a leaf whose gradient backward() accumulates into `.grad` (real
+        floating-point tensors only: autograd does not differentiate through complex values)."""
+        if flag and self.dtype.is_complex:
+            raise TypeError(f"only real floating-point tensors can require gradients, not {self.dtype}: "
+                            f"lazyarr's autograd does not differentiate complex values")
+        if flag and not self.dtype.is_inexact:
+            raise TypeError(f"only floating-point tensors can require gradients, not {self.dtype}")
+        if flag and not self._leaf_grad and self.requires_grad:
+            raise RuntimeError("requires_grad_() is for leaf tensors; this tensor is computed from tensors "
+                               "that require grad (use detach() first)")
+        if flag and not self._leaf_grad:
+            key = ("leaf", next(_leaf_numbers))
+            value = self._uop
+            self._leaf_grad, self._uop = key, leaf_marker(value, key)
+            if value._view is not None:   # already computed: the marker reads the same buffer
+                self._uop._view = value._view
+            _grad_leaves[key] = self
+        elif not flag and self._leaf_grad:
+            _grad_leaves.pop(self._leaf_grad, None)
+            self._uop, self._leaf_grad = self._uop.src[0], False
+        forget_requires_grad()
+        return self
+
+    def rebind(self, value: UOp) -> None:
+        """Give this tensor the value `value` (a node of its shape and dtype): in-place updates,
+        assignment, an optimizer's step. A leaf that requires grad keeps its identity (its marker)."""
+        self._uop = leaf_marker(value, self._leaf_grad) if self._leaf_grad else value
+
+    # ---- metadata, known without computing ---------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return self.uop.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.uop.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.uop.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.uop.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    __hash__ = object.__hash__
+
+    # ---- realization -----------------------------------------------------------------------
+    def realize(self) -> Array:
+        """Compute the value now (blocking) and return self."""
+        realize(self)
+        return self
+
+    def schedule(self) -> list:
+        """The kernels `realize()` would run, each with `.name`, `.device` and `.source`."""
+        return create_schedule([(self.uop, self.device)]).items
+
+    @property
+    def is_realized(self) -> bool:
+        return is_buffer_view(self.uop) or self.uop in realized
+
+    def _buffer(self) -> Buffer:
+        self.realize()
+        return view_buffer(self.uop if is_buffer_view(self.uop) else realized[self.uop])
+
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array: a read-only view of the buffer on the CPU."""
+        buf = self._buffer()
+        self.device.synchronize()
+        arr = buf.numpy().reshape(self.shape).view()
+        arr.flags.writeable = False
+        return arr
+
+# the arrays broadcast_to (and broadcast_arrays, where it stretches an axis) returned, by id: read-
+# only, as NumPy's broadcast views are (several of their elements are one element of their source).
+# Keyed by id, not a WeakSet: a set's lookup would compare tensors with ==, which is elementwise
+_broadcast_views: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def mark_broadcast_view(x: Array) -> None:
+    _broadcast_views[id(x)] = x
+
+
+def is_broadcast_view(x: Array) -> bool:
+    """Whether x is an array that broadcast_to or broadcast_arrays returned, or a basic-index view
+    of one (read-only, as in NumPy). Arrays computed from it and its copies are not."""
+    return _broadcast_views.get(id(x)) is x
+
+
+def check_writable(x: Array, what: str = "assignment destination") -> None:
+    """NumPy's ValueError for storing into a read-only array: one that broadcast_to or
+    broadcast_arrays returned (several of its elements are one element of its source). `what`
+    names the store ("output array" for in-place operators)."""
+    if is_broadcast_view(x):
+        raise ValueError(f"{what} is read-only: this array of shape {x.shape} is a broadcast (from broadcast_to "
+                         f"or broadcast_arrays), several of whose elements are one element of its source; store "
+                         f"into a copy instead (xp.asarray(x, copy=True))")
+
+
+# `uop`, the graph node this tensor's value is, is the `_uop` slot under a public name (a property
+# would cost a Python call on every read, and tensor operations read it hundreds of times a step)
+Array.uop = Array.__dict__["_uop"]
+
+
+def realize(*tensors: Array) -> None:
+    """Compute several tensors in one schedule, so shared work runs once."""
+    for t in tensors:
+        if not isinstance(t, Array):
+            raise TypeError(f"realize: expected Tensors, got {type(t).__name__}")
+    unique = list({id(t): t for t in tensors}.values())
+    todo = [t for t in unique if not is_buffer_view(t.uop) and
+            not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
+    if not todo:
+        return
+    views, items, programs = schedule_realize([(t.uop, t.device) for t in todo])
+    for t in todo:
+        # a tensor that gradients may still flow through keeps its computation (its value is found
+        # through `realized`); any other drops it, freeing the graph
+        if t._leaf_grad:   # the leaf's marker, now over its buffer
+            view = views[t.uop]
+            t.uop = leaf_marker(view, t._leaf_grad)
+            t.uop._view = view
+        elif t._released or not t.requires_grad:
+            t.uop = views[t.uop]
+    del views   # the graphs are let go of before the kernels run: their buffers may be reused
+    run(items, programs)
+
+
+# ---- graph-building helpers used by the namespace modules ------------------------------------
+
+def wrap(uop: UOp, device: Device) -> Array:
+    return Array._from_uop(uop, device)
+
+
