@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp, c_idiv
+from lazyarr.compiler.uop import FUNCTION_COST, OP_DEFS, GroupOp, Ops, UOp, c_idiv
 from lazyarr.dtypes import DType
 from lazyarr.graph import alu, cast_uop, expand_uop, flip_uop, pad_uop, permute_uop, reshape_uop, shrink_uop
 
@@ -27,9 +27,11 @@ Gradient = Callable[[UOp, int, UOp], "UOp | None"]
 
 class OpDef:
     """The semantics of one primitive op. `grad(y, i, adjoint)` is the local gradient: input i's
-    share of the adjoint of output y, as graph nodes; None means no contribution (zero)."""
+    share of the adjoint of output y, as graph nodes; None means no contribution (zero). `cost`:
+    the operations one evaluation costs in work estimates (fusion, kernel optimisation, threads)."""
     op: Ops
     grad: Gradient | None = None
+    cost: int = 1
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         return u.src[0].shape
@@ -195,6 +197,11 @@ ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
     *(Elementwise(op, fn) for op, fn in _cmp.items()),
 ]}
 assert set(ALU_DEFS) == set(GroupOp.ALU), set(GroupOp.ALU) - set(ALU_DEFS)
+# the functions computed by polynomial approximations and range reductions (or the target's library)
+for _op in (Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN,
+            Ops.ASIN, Ops.ACOS, Ops.ATAN, Ops.ATAN2, Ops.SINH, Ops.COSH, Ops.TANH, Ops.ASINH, Ops.ACOSH, Ops.ATANH,
+            Ops.ERF, Ops.POW):
+    ALU_DEFS[_op].cost = FUNCTION_COST
 
 
 class Leaf(OpDef):

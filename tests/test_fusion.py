@@ -1,5 +1,6 @@
 """Fusion decisions, asserted with kernel counts from Tensor.schedule()."""
 import numpy as np
+import pytest
 
 import lazyarr as xp
 from tests.conftest import DEVICE
@@ -132,19 +133,23 @@ def test_selected_loads_are_not_miscompiled():
     assert_close(got, np.where(b < 1.0, 0.0, w) * b)
 
 
-def test_an_expensive_value_read_by_several_outputs_is_computed_once():
+@pytest.mark.parametrize("fn", ["exp", "sinh", "asinh", "arctan2"])
+def test_an_expensive_value_read_by_several_outputs_is_computed_once(fn):
+    # every function of the op table's one cost class counts as expensive (for the scheduler sinh,
+    # asinh and arctan2 cost one operation, while kernel optimisation counted sinh as expensive)
     from lazyarr.compiler.schedule import create_schedule
     x = xp.asarray(np.random.default_rng(2).standard_normal(1 << 15))
-    u = xp.exp(xp.sin(x))
+    f = (lambda v: getattr(xp, fn)(v, v * 0.5)) if fn == "arctan2" else getattr(xp, fn)
+    u = f(x)
     a, b = u * 2, u + 1
     items = create_schedule([(a.uop, a.device), (b.uop, b.device)]).items
     # u gets a buffer; u, a and b are stored by one kernel of three outputs, which computes u once
     assert len(items) == 1 and items[0].outputs == 3
-    assert sum(str(it.source).count("sin") > 0 for it in items) == 1
     xp.realize(a, b)
-    un = np.exp(np.sin(np.asarray(x)))
-    assert_close(a, un * 2, rtol=1e-12)
-    assert_close(b, un + 1, rtol=1e-12)
+    fn_np = {"exp": np.exp, "sinh": np.sinh, "asinh": np.arcsinh, "arctan2": lambda v: np.arctan2(v, v * 0.5)}[fn]
+    un = fn_np(np.asarray(x))
+    assert_close(a, un * 2, rtol=1e-12, atol=1e-15)
+    assert_close(b, un + 1, rtol=1e-12, atol=1e-15)
 
 
 def test_a_graph_deeper_than_the_recursion_limit_is_scheduled_and_cached():

@@ -34,9 +34,9 @@ from lazyarr.compiler.symbolic import BOOL, INTS, SIGNED, fits, symbolic_simple
 from lazyarr.compiler.uop import Ops, UOp
 
 P = UPat
+# the functions this stage has approximations of (what each costs is its OpDef's `cost`)
 TRANSCENDENTAL = frozenset({Ops.EXP2, Ops.EXP, Ops.EXPM1, Ops.LOG2, Ops.LOG, Ops.LOG1P, Ops.SIN, Ops.COS,
                             Ops.TAN, Ops.TANH, Ops.POW})
-TRANSCENDENTAL_COST = 30   # operations a transcendental function costs once decomposed (work estimates)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ from lazyarr.compiler.group import apply_group, group_heuristic, group_inapplica
 from lazyarr.compiler.kernel_axes import Kernel, Opt, OptTarget, analyse, stride
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, op_cost
 
 REDUCE_OPS_ON_VECTORS = frozenset({Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN})
 
@@ -345,8 +345,6 @@ def split_epilogue(k: Kernel) -> tuple[UOp, Callable[[UOp], UOp]] | None:
     return first, whole
 
 
-EXPENSIVE = frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS,
-                       Ops.TAN, Ops.TANH, Ops.POW, Ops.SINH, Ops.COSH, Ops.ERF, Ops.ATAN, Ops.ASIN, Ops.ACOS})
 
 
 def share_reduced_value(k: Kernel) -> UOp | None:
@@ -368,7 +366,7 @@ def share_reduced_value(k: Kernel) -> UOp | None:
         if r.src[0].arg != last.src[0].arg:
             continue
         shared = substitute(red.src[0], {r: last})
-        if shared not in nodes or not any(u.op in EXPENSIVE for u in shared.toposort()):
+        if shared not in nodes or not any(op_cost(u.op) > 1 for u in shared.toposort()):
             continue
         number = max(x.arg for x in k.axes) + 1
         loop = r.replace(arg=number)

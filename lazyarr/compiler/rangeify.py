@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite, substitute
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, size_var_index
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, op_cost, size_var_index
 
 P = UPat
 TRUE = UOp.const(dtypes.bool_, True)
@@ -351,10 +351,8 @@ RECOMPUTE_WORK = 1 << 14   # ...and operations its repeated evaluations must was
 
 def _cost(u: UOp) -> int:
     """The ALU operations evaluating tensor node u costs per element inside its kernel (up to buffers
-    and reductions; a transcendental function as the CPU's work estimate counts it)."""
-    from lazyarr.compiler.decompositions import TRANSCENDENTAL, TRANSCENDENTAL_COST
-    return sum(TRANSCENDENTAL_COST if n.op in TRANSCENDENTAL else 1 for n in u.toposort(lambda x: x.op is Ops.REDUCE_AXIS)
-               if n.op in GroupOp.ALU)
+    and reductions; each op as its `op_cost`)."""
+    return sum(op_cost(n.op) for n in u.toposort(lambda x: x.op is Ops.REDUCE_AXIS) if n.op in GroupOp.ALU)
 
 
 def repeated_reductions(reduce_runs: dict[UOp, list[int]]) -> list[UOp]:

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from lazyarr import dtypes, settings
-from lazyarr.compiler.decompositions import TRANSCENDENTAL
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, op_cost
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime.devices import get_device
@@ -147,7 +146,7 @@ def expensive_shared_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
         elif u.op is Ops.REDUCE_AXIS or any(s.op is Ops.REDUCE_AXIS or costly.get(s) is None for s in u.src):
             costly[u] = None   # depends on a reduction
         else:
-            costly[u] = u.op in TRANSCENDENTAL or any(costly[s] for s in u.src)
+            costly[u] = op_cost(u.op) > 1 or any(costly[s] for s in u.src)
     found: set[UOp] = set()
     # users first: once a value has a buffer, the values under it are computed by its kernel alone
     for u in reversed(order):

@@ -112,6 +112,16 @@ def _arg_key(arg: Any) -> Any:
 OP_DEFS: dict[Ops, Any] = {}
 
 
+FUNCTION_COST = 30   # operations a transcendental function costs once decomposed (`OpDef.cost`)
+
+
+def op_cost(op: Ops) -> int:
+    """The operations one evaluation of `op` costs in work estimates: its definition's `cost`
+    (1 for an op of no definition: kernel-level nodes)."""
+    d = OP_DEFS.get(op)
+    return 1 if d is None else d.cost
+
+
 def fold_alu(op: Ops, dtype: DType, args: list[Any]) -> Any:
     """The constant `op(*args)` of `dtype`, or None when it is not folded."""
     return OP_DEFS[op].fold(dtype, *args)

@@ -15,9 +15,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from lazyarr import settings
-from lazyarr.compiler.decompositions import TRANSCENDENTAL, TRANSCENDENTAL_COST
 from lazyarr.compiler.rangeify import bind_sizes
-from lazyarr.compiler.uop import GroupOp, Ops, is_generic
+from lazyarr.compiler.uop import GroupOp, Ops, is_generic, op_cost
 from lazyarr.runtime.cache import cache_key, discard, load_cached, lookup
 from lazyarr.runtime.cpu_program import CPUProgram
 from lazyarr.runtime.device import Buffer
@@ -121,9 +120,9 @@ def kernel_key(ast: Any, tier: str, transcendentals: str | None) -> str:
 
 def kernel_work(ast: Any) -> int:
     """Loads, stores and ALU operations the kernel executes (each node once per iteration of the
-    loops around it; a transcendental function as TRANSCENDENTAL_COST operations)."""
+    loops around it; an op as its `op_cost`: a transcendental function as several)."""
     return sum(math.prod(r.src[0].arg if r.src[0].op is Ops.CONST else 1 for r in u.ranges) *
-               (TRANSCENDENTAL_COST if u.op in TRANSCENDENTAL else 1)
+               op_cost(u.op)
                for u in ast.toposort() if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))
 
 
