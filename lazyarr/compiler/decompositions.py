@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lazyarr import dtypes, settings
+from lazyarr.compiler import transcendentals
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
 from lazyarr.compiler.symbolic import BOOL, INTS, SIGNED, fits, symbolic_simple
 from lazyarr.compiler.uop import Ops, UOp
@@ -238,7 +239,6 @@ pm_decompositions = PatternMatcher([
 def _transcendental(ctx, u: UOp) -> UOp | None:
     if ctx.native(u.op, u.dtype.scalar) or u.dtype.scalar not in (dtypes.float32, dtypes.float64):
         return None
-    from lazyarr.compiler import transcendentals
     return transcendentals.decompose(u)
 
 

@@ -22,8 +22,15 @@ from typing import Any
 import numpy as np
 
 from lazyarr import settings
+from lazyarr.compiler.codegen import generate, kernel_name
 from lazyarr.compiler.opts import Opt, analyse, heuristic, inapplicable
+from lazyarr.compiler.schedule import ScheduleItem, create_schedule
 from lazyarr.compiler.symbolic import simplify
+from lazyarr.runtime import executor
+from lazyarr.runtime.cache import store_copy
+from lazyarr.runtime.cpu_compiler import kernel_key
+from lazyarr.runtime.device import Buffer
+from lazyarr.runtime.errors import CompileError
 
 
 @dataclass
@@ -58,7 +65,6 @@ def variants(opts: list[Opt]) -> list[list[Opt]]:
 def search(*tensors: Any, runs: int = 5) -> list[SearchResult]:
     """Search each CPU kernel of realizing `tensors` (see the module docstring). Returns what was
     found per kernel; the tensors are not realized."""
-    from lazyarr.compiler.schedule import ScheduleItem, create_schedule
     items = create_schedule([(t.uop, t.device) for t in tensors]).items
     results = []
     for item in items:
@@ -70,10 +76,6 @@ def search(*tensors: Any, runs: int = 5) -> list[SearchResult]:
 
 
 def _search_kernel(item: Any, runs: int) -> SearchResult | None:
-    from lazyarr.compiler.codegen import generate, kernel_name
-    from lazyarr.runtime import executor
-    from lazyarr.runtime.cpu_compiler import kernel_key
-    from lazyarr.runtime.errors import CompileError
     device, renderer = item.device, item.device.renderer
     target = renderer.opt_target()
     k = analyse(simplify(item.ast)) if target is not None else None
@@ -106,7 +108,6 @@ def _search_kernel(item: Any, runs: int) -> SearchResult | None:
 
 def _random_buffers(item: Any) -> list[Any]:
     """New buffers of the kernel's sizes and dtypes, inputs filled with random values."""
-    from lazyarr.runtime.device import Buffer
     rng = np.random.default_rng(0)
     out = []
     for b in item.buffers:
@@ -148,5 +149,4 @@ def _install(item: Any, prog: Any, key: str, executor: Any) -> None:
     executor._programs[executor._program_key(item)] = prog
     if not settings.cache:
         return
-    from lazyarr.runtime.cache import store_copy
     store_copy("kernels", key, ".so", prog.path)   # written atomically, with its hash

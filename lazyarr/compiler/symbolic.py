@@ -38,7 +38,7 @@ import math
 from typing import Any
 
 from lazyarr import dtypes
-from lazyarr.compiler.patterns import PatternMatcher, UPat
+from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, fold_alu
 
 P = UPat
@@ -550,5 +550,4 @@ symbolic = symbolic_simple + PatternMatcher([
 
 def simplify(u: UOp) -> UOp:
     """`u` with the symbolic rules applied to a fixed point."""
-    from lazyarr.compiler.patterns import graph_rewrite
     return graph_rewrite(u, symbolic)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.dtypes import DType
+from lazyarr.dtypes import DType, component
 
 
 class Device:
@@ -149,7 +149,6 @@ class RealView(Buffer):
     __slots__ = ("parent",)
 
     def __init__(self, parent: Buffer):
-        from lazyarr.dtypes import component
         self.parent, self.device, self.size, self.dtype = parent, parent.device, 2 * parent.size, component(parent.dtype)
         self._real = self._addr = None
 
