@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from numpy.exceptions import AxisError
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp
 from lazyarr.dtypes import DType
 
 Shape = tuple[int, ...]
@@ -133,7 +133,7 @@ def _cast_value(v: Any, dtype: DType) -> Any:
 def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
     """A tensor-level ALU node of sources of one shape. Python scalars among them become constants
     of that shape and of the value sources' dtype (or `dtype` when every value is a scalar, as in
-    where(c, 1.0, 0.0)). Comparisons are bool."""
+    where(c, 1.0, 0.0)). The result's dtype is the op's rule (`OpDef.result_dtype`: comparisons are bool)."""
     if dtype is None and len(srcs) == 2 and type(srcs[0]) is UOp and type(srcs[1]) is UOp:   # the common case
         return UOp(op, dtypes.bool_ if op in GroupOp.Comparison else srcs[0].dtype, srcs)
     shaped = [s for s in srcs if isinstance(s, UOp)]
@@ -147,7 +147,7 @@ def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
     full = [s if isinstance(s, UOp) else const(s, dtypes.bool_ if op is Ops.WHERE and i == 0 else value_dtype, shape)
             for i, s in enumerate(srcs)]
     if dtype is None:
-        dtype = dtypes.bool_ if op in GroupOp.Comparison else value_dtype
+        dtype = OP_DEFS[op].result_dtype(value_dtype)
     return UOp(op, dtype, tuple(full))
 
 

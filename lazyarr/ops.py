@@ -65,14 +65,32 @@ def _shift(a: int, b: int, d: DType, left: bool) -> int:
 
 
 class Elementwise(OpDef):
-    """An ALU op: the output has the sources' (equal) shape."""
+    """An ALU op: the output has the sources' (equal) shape. Its dtype rule: the value sources
+    (all but WHERE's condition, which is bool) share one dtype, of a kind in `kinds`; the result
+    is bool for a comparison, real for the absolute value of a complex number, and of the sources'
+    dtype otherwise."""
 
     def __init__(self, op: Ops, int_fold: Callable | None = None, float_fold: Callable | None = None,
-                 grad: Gradient | None = None):
-        self.op, self.int_fold, self.float_fold, self.grad = op, int_fold, float_fold, grad
+                 grad: Gradient | None = None, kinds: str = "biufc"):
+        self.op, self.int_fold, self.float_fold, self.grad, self.kinds = op, int_fold, float_fold, grad, kinds
+
+    def result_dtype(self, value_dtype: DType) -> DType:
+        if self.op in GroupOp.Comparison:
+            return dtypes.bool_
+        return dtypes.component(value_dtype) if self.op is Ops.ABS and value_dtype.is_complex else value_dtype
+
+    def check_dtypes(self, u: UOp) -> None:
+        """Raises TypeError when u's sources or u's dtype break the rule (checked with the shape)."""
+        values = u.src[1:] if self.op is Ops.WHERE else u.src
+        d = values[0].dtype
+        if (d.kind not in self.kinds or any(s.dtype is not d for s in values)
+                or u.dtype is not self.result_dtype(d) or (self.op is Ops.WHERE and not u.src[0].dtype.is_bool)):
+            raise TypeError(f"{self.op.name} of {', '.join(str(s.dtype) for s in u.src)} as {u.dtype}: its sources "
+                            f"must share one dtype of kind {'/'.join(self.kinds)} (WHERE: and a bool condition)")
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         src = u.src
+        self.check_dtypes(u)
         shape = src[0].shape
         # the other sources are checked where their shapes are known: computing them only for the
         # check would cost every update of an optimizer's state a shape it never needs
@@ -197,6 +215,19 @@ ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
     *(Elementwise(op, fn) for op, fn in _cmp.items()),
 ]}
 assert set(ALU_DEFS) == set(GroupOp.ALU), set(GroupOp.ALU) - set(ALU_DEFS)
+# the kinds each op takes (the rest take every kind): floating-point functions, integer arithmetic
+# and bits, ordered comparisons (complex numbers have no order). An op taking complex values has
+# its lowering to real ones in lazyarr.compiler.complex (tests/test_complex.py checks each)
+for _kinds, _ops in (("fc", (Ops.SQRT, Ops.RECIP, Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG10,
+                             Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN, Ops.ASIN, Ops.ACOS, Ops.ATAN, Ops.SINH,
+                             Ops.COSH, Ops.TANH, Ops.ASINH, Ops.ACOSH, Ops.ATANH, Ops.FDIV, Ops.FLOOR, Ops.CEIL,
+                             Ops.TRUNC, Ops.RINT)),
+                     ("f", (Ops.ERF, Ops.ATAN2, Ops.HYPOT, Ops.COPYSIGN, Ops.NEXTAFTER, Ops.FMOD)),
+                     ("iu", (Ops.IDIV, Ops.MOD, Ops.SHL, Ops.SHR)),
+                     ("biu", (Ops.NOT, Ops.AND, Ops.OR, Ops.XOR)),
+                     ("biuf", (Ops.CMPLT, Ops.CMPLE, Ops.MAX, Ops.MIN, Ops.MULACC))):
+    for _op in _ops:
+        ALU_DEFS[_op].kinds = _kinds
 # the functions computed by polynomial approximations and range reductions (or the target's library)
 for _op in (Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN,
             Ops.ASIN, Ops.ACOS, Ops.ATAN, Ops.ATAN2, Ops.SINH, Ops.COSH, Ops.TANH, Ops.ASINH, Ops.ACOSH, Ops.ATANH,

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lazyarr as xp
-from lazyarr.compiler.uop import Ops
+from lazyarr.compiler.uop import GroupOp, Ops
 
 COMPLEX = [np.complex64, np.complex128]
 SPECIAL = [0.0, -0.0, 1.0, -1.5, 2.5e-3, 3e5, math.inf, -math.inf, math.nan]
@@ -462,3 +462,39 @@ def test_to_device_roundtrip():
         moved = t.to_device(d) * 1j
         assert moved.device == d
         np.testing.assert_array_equal(moved.to_device(t.device).numpy(), z * 1j)
+
+
+def _parts_each(fn):
+    return lambda z: fn(z.real) + 1j * fn(z.imag)
+
+
+COMPLEX_OPS = {
+    Ops.NEG: np.negative, Ops.ABS: np.abs, Ops.SQRT: np.sqrt, Ops.RECIP: np.reciprocal, Ops.EXP: np.exp,
+    Ops.EXP2: np.exp2, Ops.EXPM1: np.expm1, Ops.LOG: np.log, Ops.LOG2: np.log2, Ops.LOG10: np.log10,
+    Ops.LOG1P: np.log1p, Ops.SIN: np.sin, Ops.COS: np.cos, Ops.TAN: np.tan, Ops.ASIN: np.arcsin,
+    Ops.ACOS: np.arccos, Ops.ATAN: np.arctan, Ops.SINH: np.sinh, Ops.COSH: np.cosh, Ops.TANH: np.tanh,
+    Ops.ASINH: np.arcsinh, Ops.ACOSH: np.arccosh, Ops.ATANH: np.arctanh, Ops.FLOOR: _parts_each(np.floor),
+    Ops.CEIL: _parts_each(np.ceil), Ops.TRUNC: _parts_each(np.trunc), Ops.RINT: _parts_each(np.rint),
+    Ops.ADD: np.add, Ops.SUB: np.subtract, Ops.MUL: np.multiply, Ops.FDIV: np.divide, Ops.POW: np.power,
+    Ops.CMPEQ: np.equal, Ops.CMPNE: np.not_equal, Ops.WHERE: lambda c, a, b: np.where(c, a, b),
+}
+
+
+def test_every_op_taking_complex_values_is_lowered_to_real_ones():
+    # the op table says which ops take complex values (OpDef.kinds); each must have its lowering
+    from lazyarr.arrays import wrap
+    from lazyarr.ops import ALU_DEFS
+    from lazyarr.compiler.uop import UOp
+    taking = {op for op, d in ALU_DEFS.items() if "c" in d.kinds}
+    assert taking == set(COMPLEX_OPS), taking ^ set(COMPLEX_OPS)
+    rng = np.random.default_rng(0)
+    z = [(rng.uniform(-0.9, 0.9, 12) + 1j * rng.uniform(-0.9, 0.9, 12)).astype(np.complex128) for _ in range(3)]
+    cond = rng.uniform(size=12) < 0.5
+    for op in sorted(taking, key=lambda o: o.name):
+        d = ALU_DEFS[op]
+        n = 1 if op in GroupOp.Unary else 3 if op is Ops.WHERE else 2
+        arrays = [xp.asarray(cond)] + [xp.asarray(v) for v in z[:2]] if op is Ops.WHERE else [xp.asarray(v) for v in z[:n]]
+        srcs = tuple(a.uop for a in arrays)
+        got = wrap(UOp(op, d.result_dtype(srcs[-1].dtype), srcs), arrays[0].device).numpy()
+        want = COMPLEX_OPS[op](*(cond, *z[:2]) if op is Ops.WHERE else z[:n])
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12, err_msg=op.name)

@@ -69,6 +69,25 @@ def test_an_alu_node_of_sources_of_different_shapes_raises_valueerror_naming_the
     assert UOp(Ops.WHERE, a.dtype, (c, a, a)).shape == (3, 4)
 
 
+def test_an_alu_node_breaking_its_ops_dtype_rule_raises_typeerror_naming_the_dtypes():
+    import lazyarr as xp
+    f, i, b = xp.ones((2, 3)).uop, xp.ones((2, 3), dtype=xp.int32).uop, xp.ones((2, 3), dtype=xp.bool).uop
+    z = xp.ones((2, 3), dtype=xp.complex64).uop
+    cases = [(Ops.ADD, f.dtype, (f, i)),          # sources of two dtypes
+             (Ops.EXP, i.dtype, (i,)),            # a floating-point function of integers
+             (Ops.AND, f.dtype, (f, f)),          # bits of floats
+             (Ops.CMPLT, xp.bool, (z, z)),        # complex numbers have no order
+             (Ops.CMPEQ, f.dtype, (f, f)),        # a comparison is bool
+             (Ops.ABS, z.dtype, (z,)),            # |z| is real
+             (Ops.WHERE, f.dtype, (i, f, f))]     # the condition is bool
+    for op, dtype, src in cases:
+        with pytest.raises(TypeError, match=op.name + " of " + str(src[0].dtype)):
+            UOp(op, dtype, src).shape
+    assert UOp(Ops.ABS, xp.float32, (z,)).shape == (2, 3)
+    assert UOp(Ops.POW, i.dtype, (i, i)).shape == (2, 3)
+    assert UOp(Ops.WHERE, f.dtype, (b, f, f)).shape == (2, 3)
+
+
 def test_the_shape_of_a_deep_graph_built_without_shapes_is_found_without_recursing_per_node():
     # a gradient's graph is built without asking shapes: the first shape asked is the top's
     import sys
