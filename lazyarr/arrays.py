@@ -159,8 +159,8 @@ class Array:
             key = ("leaf", next(_leaf_numbers))
             value = self._uop
             self._leaf_grad, self._uop = key, leaf_marker(value, key)
-            if value._view is not None:   # already computed: the marker reads the same buffer
-                self._uop._view = value._view
+            if value in realized:   # already computed: the marker reads the same buffer
+                realized[self._uop] = realized[value]
             _grad_leaves[key] = self
         elif not flag and self._leaf_grad:
             _grad_leaves.pop(self._leaf_grad, None)
@@ -279,7 +279,7 @@ def realize(*tensors: Array) -> None:
         if t._leaf_grad:   # the leaf's marker, now over its buffer
             view = views[t.uop]
             t.uop = leaf_marker(view, t._leaf_grad)
-            t.uop._view = view
+            realized[t.uop] = view
         elif t._released or not t.requires_grad:
             t.uop = views[t.uop]
     del views   # the graphs are let go of before the kernels run: their buffers may be reused

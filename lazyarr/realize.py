@@ -17,8 +17,11 @@ from lazyarr.runtime.items import ScheduleItem
 
 
 class _Realized:
-    """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`), so
-    an entry lives as long as the node does and a lookup is an attribute read."""
+    """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`
+    slot, which only this class reads and writes; the native walk stops at nodes that have one), so
+    an entry lives as long as the node does and a lookup is an attribute read. A node's value is a
+    function of the node alone (nodes are immutable and interned), so the memo is sound for every
+    array holding it; a write into an array gives that array a new node."""
 
     def get(self, u: UOp, default: Any = None) -> Any:
         v = u._view
@@ -61,7 +64,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
     if stages and settings.stage_nodes and len(walked[2]) > settings.stage_nodes and not is_cached(walked[0]):
         for anchor, device in stage_anchors([u for u, _ in outputs], outputs[0][1]):
-            if anchor._view is None:
+            if anchor not in realized:
                 _, items, programs = schedule_realize([(anchor, device)], stages=False)
                 run(items, programs)
         walked = None   # the graph now reads the stages' buffers
@@ -70,7 +73,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     for found in (sched.buffers, sched.views):
         for p, v in found.items():
             if p is not v:
-                p._view = v   # realized[p] = v
+                realized[p] = v
     return sched.views, sched.items, programs
 
 

@@ -180,7 +180,10 @@ print(json.dumps({"native": uop._native is not None, "losses": losses, "w": w.nu
 
 def _run(env: dict) -> dict:
     proc = subprocess.run([sys.executable, "-c", _STEPS], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": ROOT, "LAZYARR_DEVICE": "cpu", **env})
+                          # one compiler and one thread: which tier ran a kernel (it changes with the
+                          # machine's load) must not change the float results the two runs compare
+                          env={**os.environ, "PYTHONPATH": ROOT, "LAZYARR_DEVICE": "cpu", "LAZYARR_TIERED": "0",
+                               "LAZYARR_THREADS": "1", **env})
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
 

@@ -337,32 +337,64 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: tuple | None = No
 
 
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
+    """prepare, then the rounds of fusion and rangeify (`_Rounds`), then each output's view."""
     dtypes_out = [r.dtype for r in roots]
     roots = prepare(roots)
-    device_of = {r: d for r, (_, d) in zip(roots, outputs)}
-    # complex roots are real pairs after prepare: their buffers are complex, written through their
-    # real views; pairs that view real storage (x.view(complex64)) are copied into one
-    complex_roots = {r: d for r, d in zip(roots, dtypes_out) if d.is_complex}
-    extra: set[UOp] = {r for r in complex_roots if is_buffer_view(r) and not isinstance(view_buffer(r), RealView)}
-    made: dict[UOp, Buffer] = {}                     # a point keeps its buffer from round to round,
-    rangeified: dict[tuple[UOp, UOp], tuple] = {}     # so a kernel no new point changed is rangeified once
-    while True:   # a round that finds redundant reductions in its kernels gives them buffers of their own
-        points = find_realize_points(roots, extra)
-        views: dict[UOp, UOp] = {}
-        buffers: dict[UOp, Buffer] = {}
-        for p in points:
-            if p not in made:
-                device = device_of.get(p) or _graph_device(p) or outputs[0][1]
-                made[p] = Buffer(device, p.size // 2, complex_roots[p]).real_view() if p in complex_roots \
-                    else Buffer(device, p.size, p.dtype)
-            buffers[p] = made[p]
-            views[p] = buffer_view(buffers[p], p.shape)
+    rounds = _Rounds(roots, outputs, dtypes_out)
+    items, views = rounds.run()
+    out_views = {}
+    for (orig, _), r, d in zip(outputs, roots, dtypes_out):
+        v = views.get(r, r)
+        out_views[orig] = buffer_view(view_buffer(v).parent, orig.shape) if d.is_complex else v
+    return Schedule(items, out_views, views)
+
+
+class _Rounds:
+    """The rangeify feedback pass. A round chooses the realize points (`find_realize_points`),
+    gives each a buffer and rangeifies each kernel; rangeify reports the reductions a kernel would
+    evaluate more often than its work allows (`redundant`), and those become points of the next
+    round. Invariants: a point keeps its buffer, and stays a point, in every later round (without
+    that, the reductions under a point dropped would nest in its users' and be found a round
+    later); a kernel no new point changed is rangeified once. Ends with a round that finds none
+    (usually the second)."""
+
+    def __init__(self, roots: list[UOp], outputs: list[tuple[UOp, Device]], dtypes_out: list[DType]):
+        self.roots, self.default_device = roots, outputs[0][1]
+        self.device_of = {r: d for r, (_, d) in zip(roots, outputs)}
+        # complex roots are real pairs after prepare: their buffers are complex, written through their
+        # real views; pairs that view real storage (x.view(complex64)) are copied into one
+        self.complex_roots = {r: d for r, d in zip(roots, dtypes_out) if d.is_complex}
+        self.points_kept: set[UOp] = {r for r in self.complex_roots
+                                      if is_buffer_view(r) and not isinstance(view_buffer(r), RealView)}
+        self.made: dict[UOp, Buffer] = {}
+        self.rangeified: dict[tuple[UOp, UOp], tuple] = {}
+
+    def run(self) -> tuple[list[ScheduleItem], dict[UOp, UOp]]:
+        while True:
+            points = find_realize_points(self.roots, self.points_kept)
+            items, views, found = self.round(points)
+            if not found:
+                return items, views
+            self.points_kept |= found | {p for p in points if p.op is not Ops.CALL_RESULT}
+
+    def buffer(self, p: UOp) -> Buffer:
+        if p not in self.made:
+            device = self.device_of.get(p) or _graph_device(p) or self.default_device
+            self.made[p] = Buffer(device, p.size // 2, self.complex_roots[p]).real_view() if p in self.complex_roots \
+                else Buffer(device, p.size, p.dtype)
+        return self.made[p]
+
+    def round(self, points: list[UOp]) -> tuple[list[ScheduleItem], dict[UOp, UOp], set[UOp]]:
+        """The items of one round, the points' views, and the reductions found redundant (when
+        any is, the items are to be thrown away)."""
+        buffers = {p: self.buffer(p) for p in points}
+        views = {p: buffer_view(b, p.shape) for p, b in buffers.items()}
         items: list[ScheduleItem] = []
         replaced: dict[UOp, UOp] = {}
         found: set[UOp] = set()
         redundant_seen: set[UOp] = set()   # found, as the nodes of the kernels' values
         calls: dict[UOp, CallItem] = {}
-        groups = output_groups(points, buffers, set(complex_roots))
+        groups = output_groups(points, buffers, set(self.complex_roots))
         for p in points:
             if p.op is Ops.CALL_RESULT:
                 call = p.src[0]
@@ -379,45 +411,39 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
             group = groups.get(p, (p,))
             if p is not group[-1]:
                 continue   # stored by the kernel of its group's last point
-            if len(group) == 1:
-                values = [_point_value(p, views, replaced)]
-            else:   # the group's points read one another's values, not their buffers
-                inline, done = {k: v for k, v in views.items() if k not in group}, {}
-                values = []
-                for m in group:
-                    done[m] = _point_value(m, inline, done)
-                    values.append(done[m])
+            values = _group_values(group, views, replaced)
             key = (group, tuple(values))
-            if found and key not in rangeified and any(n in redundant_seen for v in values for n in v.toposort()):
+            if found and key not in self.rangeified and any(n in redundant_seen for v in values for n in v.toposort()):
                 continue   # computes a reduction found redundant: rangeified next round, once it has a buffer
-            if key not in rangeified:
+            if key not in self.rangeified:
                 renderer = buffers[p].device.renderer
                 limit = min(generic_limit(v, renderer) for v in values)
-                rangeified[key] = rangeify_kernel(buffers[group[0]], values[0], renderer.parallel_loops,
-                                                  limit, [(buffers[m], v) for m, v in zip(group[1:], values[1:])])
-            ast, bufs, redundant, sizes = rangeified[key]
+                self.rangeified[key] = rangeify_kernel(buffers[group[0]], values[0], renderer.parallel_loops, limit,
+                                                       [(buffers[m], v) for m, v in zip(group[1:], values[1:])])
+            ast, bufs, redundant, sizes = self.rangeified[key]
             if redundant:   # found in graphs with the points replaced: mapped back
                 back = {new: old for old, new in replaced.items()}
                 # a point realized already cannot be made cheaper by another round; the other
                 # kernels are still rangeified, so that one round finds the reductions of them all
-                new = {back.get(r, r) for r in redundant} - extra
+                new = {back.get(r, r) for r in redundant} - self.points_kept
                 if new:
                     found |= new
                     redundant_seen.update(redundant)
                     continue
-            if found:
-                continue   # this round's items are thrown away
-            items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes, len(group)))
-        if not found:
-            break
-        # the points this round chose stay points: without one, the reductions under it nest in
-        # those of its users and are found redundant a round later
-        extra |= found | {p for p in points if p.op is not Ops.CALL_RESULT}
-    out_views = {}
-    for (orig, _), r, d in zip(outputs, roots, dtypes_out):
-        v = views.get(r, r)
-        out_views[orig] = buffer_view(view_buffer(v).parent, orig.shape) if d.is_complex else v
-    return Schedule(items, out_views, views)
+            if not found:
+                items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes, len(group)))
+        return items, views, found
+
+
+def _group_values(group: tuple[UOp, ...], views: dict[UOp, UOp], replaced: dict[UOp, UOp]) -> list[UOp]:
+    """The values a kernel of several outputs stores: the group's points read one another's
+    values, not their buffers."""
+    if len(group) == 1:
+        return [_point_value(group[0], views, replaced)]
+    inline, done = {k: v for k, v in views.items() if k not in group}, {}
+    for m in group:
+        done[m] = _point_value(m, inline, done)
+    return [done[m] for m in group]
 
 
 def _point_value(p: UOp, views: dict[UOp, UOp], replaced: dict[UOp, UOp]) -> UOp:
