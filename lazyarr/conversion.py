@@ -16,51 +16,16 @@ from typing import Any
 
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import python_value
+from lazyarr.ops import source_index
 from lazyarr.realize import realized
 from lazyarr.arrays import realize, wrap
 
 _MOVEMENT = (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.SHRINK, Ops.FLIP, Ops.PAD)
 
 
-def _ravel(idx: tuple[int, ...], shape: tuple[int, ...]) -> int:
-    flat = 0
-    for i, n in zip(idx, shape):
-        flat = flat * n + i
-    return flat
-
-
-def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
-    out = []
-    for n in reversed(shape):
-        out.append(flat % n if n else 0)
-        flat = flat // n if n else 0
-    return tuple(reversed(out))
-
-
-def _source_index(u: UOp, idx: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The index into u's source that u's element at `idx` comes from; None inside padding."""
-    src = u.src[0]
-    if u.op is Ops.RESHAPE:
-        return _unravel(_ravel(idx, u.shape), src.shape)
-    if u.op is Ops.PERMUTE:
-        out = [0] * len(idx)
-        for out_axis, src_axis in enumerate(u.arg):
-            out[src_axis] = idx[out_axis]
-        return tuple(out)
-    if u.op is Ops.EXPAND:
-        return tuple(0 if s == 1 else i for i, s in zip(idx, src.shape))
-    if u.op is Ops.SHRINK:
-        return tuple(i + b for i, (b, _) in zip(idx, u.arg))
-    if u.op is Ops.FLIP:
-        return tuple(n - 1 - i if ax in u.arg else i for ax, (i, n) in enumerate(zip(idx, src.shape)))
-    # PAD: outside the source the value is zero
-    out = tuple(i - b for i, (b, _) in zip(idx, u.arg))
-    return out if all(0 <= i < n for i, n in zip(out, src.shape)) else None
-
-
 def element(t: Any) -> Any:
     """The value of the only element of tensor `t` (size 1) as a Python scalar."""
-    u, idx = t.uop, (0,) * len(t.shape)
+    u, idx = t.uop, [0] * len(t.shape)
     while True:
         view = realized.get(u)
         if view is not None:
@@ -76,8 +41,8 @@ def element(t: Any) -> Any:
         if op is Ops.IOTA:
             return python_value(idx[0], u.dtype)
         if op in _MOVEMENT:
-            src_idx = _source_index(u, idx)
-            if src_idx is None:
+            src_idx, valid = source_index(u, idx)
+            if valid is False:   # in a padded-out region
                 return python_value(0, u.dtype)
             u, idx = u.src[0], src_idx
             continue

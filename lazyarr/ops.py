@@ -353,6 +353,69 @@ MOVEMENT_DEFS = {
     Ops.FLIP: Movement(Ops.FLIP, lambda s, arg: s, lambda y, i, g: flip_uop(g, y.arg)),
 }
 
+class IntIndex:
+    """`source_index`'s arithmetic on Python ints: one element's index, mapped on the host."""
+    zero = 0
+
+    @staticmethod
+    def size(n: int) -> int:
+        return n
+
+    offset = size
+
+    @staticmethod
+    def reshape(src_shape: tuple[int, ...], shape: tuple[int, ...], idxs: list[int]) -> list[int]:
+        flat = 0
+        for i, n in zip(idxs, shape):
+            flat = flat * n + i
+        out = []
+        for n in reversed(src_shape):
+            out.append(flat % n if n else 0)
+            flat = flat // n if n else 0
+        return out[::-1]
+
+    @staticmethod
+    def within(i: int, start: int, end: int) -> bool:
+        return start <= i < end
+
+    @staticmethod
+    def both(a: bool, b: bool) -> bool:
+        return a and b
+
+
+def source_index(mv: UOp, idxs: list, arith: Any = IntIndex) -> tuple[list, Any]:
+    """How an index passes through movement op `mv`: the index into its source that its element at
+    `idxs` comes from, and where it is valid (None: everywhere; PAD: inside the source, zero
+    outside). `arith` does the arithmetic: `IntIndex` for one element read on the host, rangeify's
+    for index expressions (nodes), with `size`/`offset` turning a length or an offset into a
+    kernel's size argument where the kernel is shape-generic."""
+    x, op = mv.src[0], mv.op
+    if op is Ops.RESHAPE:
+        return arith.reshape(x.shape, mv.shape, idxs), None
+    if op is Ops.PERMUTE:
+        new = [arith.zero] * len(idxs)
+        for out_axis, src_axis in enumerate(mv.arg):
+            new[src_axis] = idxs[out_axis]
+        return new, None
+    if op is Ops.EXPAND:
+        return [arith.zero if s == 1 and n != 1 else i for i, s, n in zip(idxs, x.shape, mv.shape)], None
+    if op is Ops.SHRINK:
+        return [i + arith.offset(b) if b else i for i, (b, _) in zip(idxs, mv.arg)], None
+    if op is Ops.FLIP:
+        return [(arith.size(n) - 1) - i if ax in mv.arg else i for ax, (i, n) in enumerate(zip(idxs, x.shape))], None
+    assert op is Ops.PAD, op
+    valid, new = None, []
+    for i, n, (b, a) in zip(idxs, x.shape, mv.arg):
+        if b == 0 and a == 0:
+            new.append(i)
+            continue
+        start = arith.offset(b)
+        inside = arith.within(i, start, arith.offset(b + n))
+        valid = inside if valid is None else arith.both(valid, inside)
+        new.append(i - start if b else i)
+    return new, valid
+
+
 OP_DEFS.update({
     **ALU_DEFS, **MOVEMENT_DEFS,
     Ops.BUFFER: Leaf(Ops.BUFFER, lambda u: (u.arg.size,)),

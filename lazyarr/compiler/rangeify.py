@@ -42,6 +42,7 @@ from typing import Any, Callable, Sequence
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite, substitute
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, op_cost, size_var_index
+from lazyarr.ops import source_index
 
 P = UPat
 TRUE = UOp.const(dtypes.bool_, True)
@@ -88,6 +89,11 @@ class RangeifyContext:
             var = self.size_vars[(n, least)] = UOp(Ops.DEFINE_VAR, dtypes.index, (), (f"n{len(self.sizes) - 1}", least,
                                                                                      self.generic_limit))
         return var
+
+    @functools.cached_property
+    def index_arith(self) -> _NodeIndex:
+        """How index expressions pass through movement ops in this kernel (its size arguments)."""
+        return _NodeIndex(self.size, self.offset)
 
     def offset(self, n: int) -> Size:
         return self.size(n, 1)
@@ -191,36 +197,35 @@ def map_reshape(old: tuple[int, ...], new: tuple[int, ...], idxs: Sequence[UOp],
     return out
 
 
+class _NodeIndex:
+    """`source_index`'s arithmetic on index nodes; lengths and offsets through `size`/`offset`
+    (a shape-generic kernel's size arguments)."""
+    zero = idx_const(0)
+
+    def __init__(self, size: Callable[[int], Size], offset: Callable[[int], Size]):
+        self.size, self.offset = size, offset
+
+    def reshape(self, src_shape: tuple[int, ...], shape: tuple[int, ...], idxs: list[UOp]) -> list[UOp]:
+        return map_reshape(src_shape, shape, idxs, self.size)
+
+    @staticmethod
+    def within(i: UOp, start: Size, end: Size) -> UOp:
+        return as_index(start).le(i) & i.lt(end)
+
+    @staticmethod
+    def both(a: UOp, b: UOp) -> UOp:
+        return a & b
+
+
+_FIXED_SIZES = _NodeIndex(_same, _same)
+
+
 def push_movement(ix: UOp, mv: UOp, ctx: RangeifyContext | None = None) -> UOp:
-    x, idxs, gate = mv.src[0], list(ix.src[1:-1]), ix.src[-1]
-    size, offset = (_same, _same) if ctx is None else (ctx.size, ctx.offset)
-    if mv.op is Ops.RESHAPE:
-        return index(x, map_reshape(x.shape, mv.shape, idxs, size), gate)
-    if mv.op is Ops.PERMUTE:
-        new = [idx_const(0)] * len(idxs)
-        for out_axis, src_axis in enumerate(mv.arg):
-            new[src_axis] = idxs[out_axis]
+    x, gate = mv.src[0], ix.src[-1]
+    new, valid = source_index(mv, list(ix.src[1:-1]), _FIXED_SIZES if ctx is None else ctx.index_arith)
+    if valid is None:
         return index(x, new, gate)
-    if mv.op is Ops.EXPAND:
-        return index(x, [idx_const(0) if s == 1 and n != 1 else i
-                         for i, s, n in zip(idxs, x.shape, mv.shape)], gate)
-    if mv.op is Ops.SHRINK:
-        return index(x, [i + offset(b) if b else i for i, (b, _) in zip(idxs, mv.arg)], gate)
-    if mv.op is Ops.FLIP:
-        return index(x, [(size(n) - 1) - i if ax in mv.arg else i
-                         for ax, (i, n) in enumerate(zip(idxs, x.shape))], gate)
-    if mv.op is Ops.PAD:
-        valid, new = TRUE, []
-        for i, n, (b, _) in zip(idxs, x.shape, mv.arg):
-            if b == 0 and _ == 0:
-                new.append(i)
-                continue
-            start = offset(b)
-            valid = valid & as_index(start).le(i) & i.lt(offset(b + n))
-            new.append(i - start if b else i)
-        inner = index(x, new, gate & valid)
-        return valid.where(inner, UOp.const(x.dtype, 0))
-    raise AssertionError(mv.op)
+    return valid.where(index(x, new, gate & valid), UOp.const(x.dtype, 0))
 
 
 def push_reduce(ctx: RangeifyContext, ix: UOp, red: UOp) -> UOp:
