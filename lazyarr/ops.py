@@ -73,6 +73,8 @@ class Elementwise(OpDef):
     def __init__(self, op: Ops, int_fold: Callable | None = None, float_fold: Callable | None = None,
                  grad: Gradient | None = None, kinds: str = "biufc"):
         self.op, self.int_fold, self.float_fold, self.grad, self.kinds = op, int_fold, float_fold, grad, kinds
+        # the result has the sources' dtype: checked without the general rule
+        self.plain = op not in GroupOp.Comparison and op is not Ops.ABS and op is not Ops.WHERE
 
     def result_dtype(self, value_dtype: DType) -> DType:
         if self.op in GroupOp.Comparison:
@@ -81,7 +83,10 @@ class Elementwise(OpDef):
 
     def check_dtypes(self, u: UOp) -> None:
         """Raises TypeError when u's sources or u's dtype break the rule (checked with the shape)."""
-        values = u.src[1:] if self.op is Ops.WHERE else u.src
+        src, d = u.src, u.dtype
+        if self.plain and len(src) < 3 and src[0].dtype is d and d.kind in self.kinds and (len(src) == 1 or src[1].dtype is d):
+            return   # the common case (every optimizer update builds dozens), without the general rule
+        values = src[1:] if self.op is Ops.WHERE else src
         d = values[0].dtype
         if (d.kind not in self.kinds or any(s.dtype is not d for s in values)
                 or u.dtype is not self.result_dtype(d) or (self.op is Ops.WHERE and not u.src[0].dtype.is_bool)):
