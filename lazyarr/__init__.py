@@ -19,13 +19,14 @@ from lazyarr.dtypes import (bool_ as bool, int8, int16, int32, int64, uint8, uin
 from lazyarr.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
                               meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from lazyarr.elementwise import *  # noqa: F401,F403
-from lazyarr.elementwise import abs, pow, round, where  # noqa: A001  (shadow builtins on purpose)
+from lazyarr.elementwise import abs, pow, round  # noqa: A001  (shadow builtins on purpose)
 from lazyarr.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip,
                                   matrix_transpose, moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack,
                                   tile, transpose, unstack)
 from lazyarr.statistics import (all, any, cumprod, cumsum, cumulative_prod, cumulative_sum, diff,  # noqa: A001
                                 max, mean, min, prod, std, sum, var)
-from lazyarr.searching import argmax, argmin, count_nonzero
+from lazyarr.searching import (argmax, argmin, argwhere, count_nonzero, digitize, flatnonzero, nonzero, searchsorted,
+                               where)
 from lazyarr.linalg import matmul, tensordot, vecdot
 from lazyarr.data_types import astype, can_cast, isdtype, result_type
 from lazyarr.inspection import __array_namespace_info__

@@ -9,11 +9,16 @@ the end. `x[...]` with integer arrays follows NumPy's rules: the arrays (and int
 broadcast together; their result axes go where the first of them was when they are adjacent,
 first otherwise; slices and None act on the other axes as in basic indexing.
 
-Boolean masks in reads (`x[mask]`) are not supported yet: the result's length depends on the
-mask's data and needs a scan lazyarr does not have; they raise IndexError saying so.
+A boolean mask in a key (`x[mask]`, `x[:, mask]`, `x[mask, idx]`) stands, as in NumPy, for the
+index arrays of its nonzero elements (`searching.nonzero_positions`: the mask's count is
+computed and read back, the positions stay lazy), over as many axes as the mask has; a 0-d
+boolean adds an axis of length 1 (True) or 0 (False). A key of one mask and basic entries gathers
+along the flattened masked axes with increasing positions, whose gradient is a gather too (see
+`lazyarr.ops`' Gather).
 """
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -21,28 +26,36 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.graph import alu, broadcast_shapes, cast_uop, expand_uop, gather_uop, normalize_axis, reshape_uop
+from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, normalize_axis, reshape_uop
 from lazyarr.indexing import getitem as basic_getitem
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
+from lazyarr.searching import nonzero_positions, unravel_positions
+
+
+class _InRange:
+    """An index array known to lie in its axis (from a mask's positions): no check, no read-back."""
+    __slots__ = ("u",)
+
+    def __init__(self, u: UOp):
+        self.u = u
 
 
 def is_index_array(k: Any) -> bool:
     """Whether a key entry is an array of indices (not a basic index)."""
     if isinstance(k, Array):
         return k.ndim > 0 or k.dtype.is_bool
-    return isinstance(k, (list, np.ndarray)) or (isinstance(k, (bool, np.bool_)))
+    return isinstance(k, (list, np.ndarray, _InRange)) or (isinstance(k, (bool, np.bool_)))
 
 
 def _checked_indices(idx: Any, n: int, axis: int, device: Any) -> UOp:
     """An integer index array as an int64 node with negative indices wrapped, after checking that
     every index lies in [-n, n). An empty list is an empty array of indices, as in NumPy."""
+    if isinstance(idx, _InRange):
+        return idx.u
     if isinstance(idx, list) and not np.asarray(idx, dtype=object).size:
         idx = np.asarray(idx, dtype=np.int64)
     t = as_tensor(idx, device)
-    if t.dtype.is_bool:
-        raise IndexError("boolean arrays as indices in reads are not supported yet (their result's length "
-                         "depends on the data)")
     if not t.dtype.is_int:
         raise IndexError(f"arrays used as indices must be of integer type, not {t.dtype}")
     if t.device is not device:
@@ -105,10 +118,95 @@ def getitem(x: Array, key: Any) -> Array:
     return basic_getitem(x, key)
 
 
+def _as_mask(k: Any, device: Any) -> Array | None:
+    """Key entry k as a boolean array, if it is one (Python and NumPy bools included)."""
+    if isinstance(k, Array):
+        return k if k.dtype.is_bool else None
+    if isinstance(k, (bool, np.bool_)) or (isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_):
+        return as_tensor(np.asarray(k), device)
+    return None
+
+
+def _is_mask(k: Any) -> bool:
+    return isinstance(k, Array) and k.dtype.is_bool
+
+
+def _expand_masks(x: Array, key: list[Any]) -> tuple[Array, list[Any]]:
+    """x and key with each boolean mask replaced by the index arrays of its nonzero elements (a
+    0-d boolean: a new axis of x, indexed by [0] or []). Raises IndexError for a mask whose shape
+    is not that of the axes it indexes."""
+    masks = [k if _is_mask(k) else None for k in key]
+    if not any(m is not None for m in masks):
+        return x, key
+    used = sum(m.ndim if m is not None else 0 if k is None or k is Ellipsis else 1 for k, m in zip(key, masks))
+    if used > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {used} were indexed")
+    out: list[Any] = []
+    axis = 0
+    for k, m in zip(key, masks):
+        if k is Ellipsis:
+            out.extend([slice(None)] * (x.ndim - used))
+            axis += x.ndim - used
+        elif m is None:
+            out.append(k)
+            axis += k is not None
+        elif m.ndim == 0:   # a new axis of length 1, kept (True) or emptied (False)
+            x = wrap(reshape_uop(x.uop, x.shape[:axis] + (1,) + x.shape[axis:]), x.device)
+            out.append(_InRange(const(0, dtypes.int64, (1 if bool(m) else 0,))))
+            axis += 1
+        else:
+            if m.device is not x.device:
+                raise ValueError(f"the mask is on {m.device.name}, the array on {x.device.name}")
+            span = x.shape[axis:axis + m.ndim]
+            for a, (n, got) in enumerate(zip(span, m.shape)):
+                if n != got:
+                    raise IndexError(f"boolean index did not match indexed array along axis {axis + a}; size of "
+                                     f"axis is {n} but size of corresponding boolean axis is {got}")
+            out.extend(_InRange(u) for u in unravel_positions(nonzero_positions(m), m.shape))
+            axis += m.ndim
+    return x, out
+
+
+def _selection(x: Array, key: list[Any], mask: Array) -> Array:
+    """x[key] for a key of one mask (of at least one axis) and slices, None and Ellipsis: a gather
+    along the flattened masked axes at the mask's increasing positions."""
+    used = mask.ndim + sum(1 for k in key if k is not None and k is not Ellipsis and not _is_mask(k))
+    if used > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {used} were indexed")
+    fill = [slice(None)] * (x.ndim - used)
+    if not any(k is Ellipsis for k in key):
+        key = key + [Ellipsis]
+    full = [e for k in key for e in (fill if k is Ellipsis else [k])]
+    at = next(i for i, k in enumerate(full) if _is_mask(k))
+    before, after = full[:at], full[at + 1:]
+    axis = sum(1 for k in before if k is not None)   # x's first masked axis
+    for a, (n, got) in enumerate(zip(x.shape[axis:axis + mask.ndim], mask.shape)):
+        if n != got:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis + a}; size of "
+                             f"axis is {n} but size of corresponding boolean axis is {got}")
+    if mask.device is not x.device:
+        raise ValueError(f"the mask is on {mask.device.name}, the array on {x.device.name}")
+    y = basic_getitem(x, tuple(before + [slice(None)] * mask.ndim + after))
+    d = len(before)   # y's first masked axis
+    n = math.prod(mask.shape)
+    flat = reshape_uop(y.uop, y.shape[:d] + (n,) + y.shape[d + mask.ndim:])
+    p = nonzero_positions(mask)
+    out_shape = flat.shape[:d] + p.shape + flat.shape[d + 1:]
+    idx = [expand_uop(reshape_uop(p, tuple(m if a == d else 1 for a, m in enumerate(out_shape))), out_shape) if a == d
+           else cast_uop(_positions(m, out_shape, a), dtypes.int64) for a, m in enumerate(out_shape)]
+    return wrap(gather_uop(flat, idx, increasing_axis=d), x.device)
+
+
 def getitem_with_arrays(x: Array, key: list[Any]) -> Array:
-    """x[key] where some entries are integer arrays (NumPy's advanced indexing)."""
+    """x[key] where some entries are integer arrays or boolean masks (NumPy's advanced indexing)."""
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    key = [k if m is None else m for k, m in zip(key, (_as_mask(k, x.device) for k in key))]   # masks as arrays
+    masks = [k for k in key if _is_mask(k)]
+    if len(masks) == 1 and masks[0].ndim and all(k is None or k is Ellipsis or isinstance(k, slice) or _is_mask(k)
+                                                  for k in key):
+        return _selection(x, key, masks[0])
+    x, key = _expand_masks(x, key)
     used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if used > x.ndim:
         raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {used} were indexed")
@@ -137,7 +235,7 @@ def getitem_with_arrays(x: Array, key: list[Any]) -> Array:
         entry_axis[i] = j
         j += 1
     adv_dims = [dims[entry_axis[i]] for i in advanced]
-    idx = [_checked_indices(operator.index(key[i]) if not is_index_array(key[i]) else key[i],
+    idx = [_checked_indices(key[i] if is_index_array(key[i]) else operator.index(key[i]),
                             x.shape[entry_axis[i]], entry_axis[i], x.device) for i in advanced]
     b_shape = broadcast_shapes(*(u.shape for u in idx))
     adjacent = adv_dims == list(range(adv_dims[0], adv_dims[0] + len(adv_dims)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from numpy.exceptions import AxisError
 
@@ -165,11 +165,31 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     return tuple(out)
 
 
-def gather_uop(x: UOp, indices: Sequence[UOp]) -> UOp:
+def gather_uop(x: UOp, indices: Sequence[UOp], increasing_axis: int | None = None) -> UOp:
     """x at data-dependent positions: one integer index array per axis of x, all of one shape
-    (the result's). The caller has checked that the indices are in range."""
+    (the result's). The caller has checked that the indices are in range. `increasing_axis` d
+    says that the gather picks along axis d only, at strictly increasing positions (the indices of
+    the other axes are the output's own positions): a selection, such as a mask's, whose gradient
+    is a gather as well (arg ("increasing", d))."""
     assert len(indices) == len(x.shape) and all(i.shape == indices[0].shape for i in indices)
-    return UOp(Ops.GATHER, x.dtype, (x, *indices))
+    arg = None if increasing_axis is None else ("increasing", increasing_axis)
+    return UOp(Ops.GATHER, x.dtype, (x, *indices), arg)
+
+
+def lower_bound(sorted_u: UOp, targets: UOp, before: Callable[[UOp, UOp], UOp]) -> UOp:
+    """For each target t, how many elements e of the 1-D node `sorted_u` come before it
+    (`before(e, t)`, a bool node, true for a prefix of `sorted_u`): a binary search of
+    log2(n) + 1 steps, each a gather of one element per target, all in one kernel. int64, of the
+    targets' shape."""
+    n = sorted_u.shape[0]
+    pos = const(0, dtypes.int64, targets.shape)
+    step = 1 << (n.bit_length() - 1) if n else 0   # the largest power of two ≤ n, then halves
+    while step:
+        cand = alu(Ops.ADD, pos, step)
+        e = gather_uop(sorted_u, [alu(Ops.MIN, alu(Ops.SUB, cand, 1), n - 1)])
+        pos = alu(Ops.WHERE, alu(Ops.AND, alu(Ops.CMPLE, cand, n), before(e, targets)), cand, pos)
+        step >>= 1
+    return pos
 
 
 def real_part(u: UOp) -> UOp:

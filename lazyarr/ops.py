@@ -19,7 +19,8 @@ import numpy as np
 from lazyarr import dtypes
 from lazyarr.compiler.uop import FUNCTION_COST, OP_DEFS, GroupOp, Ops, UOp, c_idiv
 from lazyarr.dtypes import DType
-from lazyarr.graph import alu, cast_uop, expand_uop, flip_uop, pad_uop, permute_uop, reshape_uop, shrink_uop
+from lazyarr.graph import (alu, cast_uop, expand_uop, flip_uop, gather_uop, lower_bound, pad_uop, permute_uop, reshape_uop,
+                           shrink_uop)
 
 
 Gradient = Callable[[UOp, int, UOp], "UOp | None"]
@@ -300,11 +301,35 @@ class ReduceAxis(OpDef):
         return tuple(1 if i in axes else s for i, s in enumerate(u.src[0].shape))
 
 
+def _selection_grad(y: UOp, g: UOp, axis: int) -> UOp | None:
+    """The gradient of a gather along `axis` at strictly increasing positions p (k of them): x's
+    element j along the axis receives g's element at p's position of j, found by a binary search
+    of j in p, where p holds j, and 0 elsewhere. O(n log k), where the general rule is O(n·k)."""
+    x = y.src[0]
+    k, n = y.shape[axis], x.shape[axis]
+    if k == 0:
+        return None
+    ix = y.src[1 + axis]
+    p = reshape_uop(shrink_uop(ix, [(0, m) if a == axis else (0, 1) for a, m in enumerate(ix.shape)]), (k,))
+    j = cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64)
+    at = alu(Ops.MIN, lower_bound(p, j, lambda e, t: alu(Ops.CMPLT, e, t)), k - 1)
+    hit = alu(Ops.CMPEQ, gather_uop(p, [at]), j)
+    along = tuple(n if a == axis else 1 for a in range(len(x.shape)))
+    src = [expand_uop(reshape_uop(at, along), x.shape) if a == axis else
+           expand_uop(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), m), dtypes.int64),
+                                  tuple(m if b == a else 1 for b in range(len(x.shape)))), x.shape)
+           for a, m in enumerate(x.shape)]
+    return alu(Ops.WHERE, expand_uop(reshape_uop(hit, along), x.shape), gather_uop(g, src), 0)
+
+
 def _gather_grad(y: UOp, i: int, g: UOp) -> UOp | None:
     """d/dx of a gather is a scatter-add of the adjoint, written as a reduction over the output:
-    dx[j] = Σ_out g[out]·[index(out) = j] (a one-hot product, as tinygrad's gather gradient)."""
+    dx[j] = Σ_out g[out]·[index(out) = j] (a one-hot product, as tinygrad's gather gradient), or
+    for a selection at increasing positions (a mask's), a gather of the adjoint."""
     if i != 0:
         return None
+    if y.arg is not None:
+        return _selection_grad(y, g, y.arg[1])
     x, idx = y.src[0], y.src[1:]
     out_nd, x_nd = len(y.shape), len(x.shape)
     full = y.shape + x.shape

@@ -354,6 +354,12 @@ class Tensor(Array):
     cumsum, cumprod = _cumulative(st.cumsum), _cumulative(st.cumprod)
     var, std = _var_std(st.var), _var_std(st.std)
 
+    def nonzero(self) -> tuple[Tensor, ...]:
+        return searching.nonzero(self)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Tensor:
+        return searching.searchsorted(self, v, side=side, sorter=sorter)
+
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
         return ew.clip(self, min, max)
 
