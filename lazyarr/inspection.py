@@ -44,7 +44,7 @@ class Info:
 
     def capabilities(self) -> dict[str, Any]:
         """Optional features: boolean indexing, data-dependent shapes, the most dimensions."""
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": None}
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self) -> Device:
         """The device arrays are made on when no device is given."""

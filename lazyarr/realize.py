@@ -9,7 +9,7 @@ from typing import Any
 
 from lazyarr import settings
 from lazyarr.compiler.schedule import create_schedule, is_cached, structure_key
-from lazyarr.compiler.stages import stage_anchors
+from lazyarr.compiler.stages import needs_stages, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime import executor
@@ -62,7 +62,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     caller has let go of the graphs it no longer needs, so that their buffers' storage can be reused."""
     walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
-    if stages and settings.stage_nodes and len(walked[2]) > settings.stage_nodes and not is_cached(walked[0]):
+    if stages and settings.stage_nodes and needs_stages(walked[2], settings.stage_nodes) and not is_cached(walked[0]):
         for anchor, device in stage_anchors([u for u, _ in outputs], outputs[0][1]):
             if anchor not in realized:
                 _, items, programs = schedule_realize([(anchor, device)], stages=False)

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linalg,
-                     manipulation as mp, searching, statistics as st)
+                     manipulation as mp, searching, sorting, statistics as st)
 from lazyarr.arrays import Array, check_writable, grad_mode, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
@@ -353,6 +353,17 @@ class Tensor(Array):
     argmax, argmin = _arg_extreme(searching.argmax), _arg_extreme(searching.argmin)
     cumsum, cumprod = _cumulative(st.cumsum), _cumulative(st.cumprod)
     var, std = _var_std(st.var), _var_std(st.std)
+
+    def sort(self, axis: int = -1, kind: str | None = None, order: Any = None) -> None:
+        """NumPy's in-place sort (lazy: the array's value becomes its sorted self)."""
+        if axis is None:
+            raise TypeError("sort: axis must be an integer for an in-place sort (xp.sort(x, axis=None) "
+                            "sorts the flattened array)")
+        check_writable(self, "sort")
+        self.rebind(sorting.sort(self, axis, kind, order).uop)
+
+    def argsort(self, axis: int | None = -1, kind: str | None = None, order: Any = None) -> Tensor:
+        return sorting.argsort(self, axis, kind, order)
 
     def nonzero(self) -> tuple[Tensor, ...]:
         return searching.nonzero(self)

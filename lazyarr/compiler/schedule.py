@@ -91,11 +91,16 @@ def recomputed_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
     again, and in a loop never realized the count doubles with every iteration. Users first: a
     value's contexts are those of its users, a new one for each user that indexes it differently
     (SHRINKs add their offsets to their context's, so that shifted windows of one value are one
-    context per offset, not one per path); a realize point starts a context of its own."""
+    context per offset, not one per path); a realize point starts a context of its own. Values
+    computed from positions and constants alone (a mask of the even rows) are never stored: their
+    recomputation is index arithmetic, cheaper than a load."""
     reduces: dict[UOp, bool] = {}   # whether the node's kernel computes a reduction for it
+    positional: dict[UOp, bool] = {}   # computed from positions and constants alone: free to recompute
     for u in order:
         reduces[u] = not is_buffer_view(u) and (u.op is Ops.REDUCE_AXIS or any(
             reduces.get(s, False) and s not in points for s in u.src))
+        positional[u] = u.op in (Ops.IOTA, Ops.CONST) or (
+            bool(u.src) and u.op is not Ops.REDUCE_AXIS and all(positional.get(s, False) for s in u.src))
     users: dict[UOp, list[UOp]] = {}
     for u in order:
         if not is_buffer_view(u):   # (a buffer view's sources are not in `order` before it)
@@ -122,7 +127,7 @@ def recomputed_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
             contexts = {(id(u), None)}
         bound = RECOMPUTE_CONTEXTS if reduces[u] else RECOMPUTE_CONTEXTS_ELEMENTWISE
         if len(contexts) > bound and u not in points and u.op not in GroupOp.Movement and u.src and \
-                not is_buffer_view(u) and u.dtype.itemsize:
+                not is_buffer_view(u) and u.dtype.itemsize and not positional[u]:
             found.add(u)
             contexts = {(id(u), None)}
         seen[u] = frozenset(list(contexts)[:limit])

@@ -37,6 +37,22 @@ def graph_nodes(roots: list[UOp]) -> list[UOp]:
     return UOp(Ops.SINK, roots[0].dtype, tuple(roots)).toposort(lambda u: u._view is not None)[:-1]
 
 
+def needs_stages(order: list[UOp], limit: int) -> bool:
+    """Whether a graph (its nodes, sources first) has a region of more than `limit` nodes that no
+    explicit buffer (CONTIGUOUS, COPY) bounds: a kernel that large is what makes scheduling costly.
+    A network of many small kernels (a sort's stages, each a CONTIGUOUS) is scheduled at once.
+    (Shared sources count once per path: an overestimate, which only stages sooner.)"""
+    if len(order) <= limit:
+        return False
+    region: dict[UOp, int] = {}
+    for u in order:
+        n = 1 + sum(region.get(s, 0) for s in u.src)
+        if n > limit:
+            return True
+        region[u] = 0 if u.op in (Ops.CONTIGUOUS, Ops.COPY) or u._view is not None else n
+    return False
+
+
 def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
     """The values to realize before `roots` (on `device`), in dependency order, with their devices."""
     order = graph_nodes(roots)
