@@ -26,11 +26,13 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, normalize_axis, reshape_uop
-from lazyarr.indexing import getitem as basic_getitem
-from lazyarr.arrays import Array, wrap
+from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis,
+                           reshape_uop)
+from lazyarr.indexing import getitem as basic_getitem, setitem as indexing_setitem, value_node
+from lazyarr.arrays import Array, check_writable, grad_mode, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.searching import nonzero_positions, unravel_positions
+from lazyarr.sorting import argsort
 
 
 class _InRange:
@@ -255,3 +257,57 @@ def getitem_with_arrays(x: Array, key: list[Any]) -> Array:
             out_axis = pos if pos < insert_at else pos + nb
             src.append(cast_uop(_positions(y.shape[a], out_shape, out_axis), dtypes.int64))
     return wrap(gather_uop(y.uop, src), x.device)
+
+
+# ---- writes through index arrays ---------------------------------------------------------------
+
+def _plain_mask_key(key: Any) -> bool:
+    """A key that indexing.setitem handles: one boolean mask (its value a scalar), or no arrays."""
+    entries = key if isinstance(key, tuple) else (key,)
+    return not any(is_index_array(k) for k in entries)
+
+
+def setitem(x: Array, key: Any, value: Any) -> None:
+    """`x[key] = value` for every key getitem takes, with NumPy's semantics: value broadcasts to
+    x[key]'s shape, and where the key names an element several times the last write wins
+    (`x[idx] += v` is `x[idx] = x[idx] + v`: duplicates add once). Lazy: the positions the key
+    selects (x's positions gathered through the key) are sorted, and each element of x finds the
+    last write to it by a binary search among them."""
+    if _plain_mask_key(key) or (_is_whole_mask(key) and _is_scalar_value(value)):
+        indexing_setitem(x, key, value)
+        return
+    check_writable(x, "assignment destination")
+    if x._leaf_grad and not grad_mode.disabled:
+        raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
+    n = x.size
+    positions = getitem(wrap(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64), x.shape),
+                             x.device), key)
+    v = value_node(x, value)
+    try:
+        target = broadcast_shapes(v.shape, positions.shape)
+    except ValueError:
+        target = None
+    if target != positions.shape:
+        raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be broadcast to indexing "
+                         f"result of shape {positions.shape}")
+    m = positions.size
+    if m == 0:
+        return
+    p = reshape_uop(positions.uop, (m,))
+    values = reshape_uop(expand_uop(v, target), (m,))
+    order = cast_uop(argsort(wrap(p, x.device)).uop, dtypes.int64)
+    s = gather_uop(p, [order])
+    here = cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64)
+    written = lower_bound(s, here, lambda e, t: alu(Ops.CMPLE, e, t))   # writes to positions ≤ here
+    last = alu(Ops.MAX, alu(Ops.SUB, written, 1), 0)                     # the last of them, in order
+    hit = alu(Ops.AND, alu(Ops.CMPLT, 0, written), alu(Ops.CMPEQ, gather_uop(s, [last]), here))
+    new = alu(Ops.WHERE, hit, gather_uop(values, [gather_uop(order, [last])]), reshape_uop(x.uop, (n,)))
+    x.rebind(reshape_uop(new, x.shape))
+
+
+def _is_whole_mask(key: Any) -> bool:
+    return (isinstance(key, Array) and key.dtype.is_bool) or (isinstance(key, np.ndarray) and key.dtype == np.bool_)
+
+
+def _is_scalar_value(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, complex)) or (isinstance(value, Array) and value.ndim == 0)

@@ -41,8 +41,8 @@ def _is_int_key(k: Any) -> bool:
 
 def normalize_key(key: Any, ndim: int, assigning: bool = False) -> list[Any]:
     """The key as a list with one entry per axis of x (ints and slices) plus None entries.
-    Raises IndexError for too many indices, several ellipses, or unsupported entries (with
-    `assigning`, integer arrays too: `x[indices] = v` is not there yet)."""
+    Raises IndexError for too many indices, several ellipses, or unsupported entries (index
+    arrays are `lazyarr.gathering`'s, in reads and writes)."""
     key = list(key) if isinstance(key, tuple) else [key]
     for k in key:
         if k is None or k is Ellipsis or isinstance(k, slice) or _is_int_key(k):
@@ -121,7 +121,7 @@ def getitem(x: Array, key: Any) -> Array:
 
 # ---- assignment ------------------------------------------------------------------------------
 
-def _value_node(x: Array, value: Any) -> UOp:
+def value_node(x: Array, value: Any) -> UOp:
     """`value` (a Python scalar or an array) as a node of x's dtype, on x's device."""
     d = x.dtype
     if isinstance(value, Array):
@@ -162,7 +162,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     check_writable(x, "assignment destination")
     if x._leaf_grad and not grad_mode.disabled:
         raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
-    v = _value_node(x, value)
+    v = value_node(x, value)
     mask = _boolean_key(x, key)
     if mask is not None:
         if v.shape != ():

@@ -196,7 +196,7 @@ class Tensor(Array):
         return gathering.getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        indexing.setitem(self, key, value)
+        gathering.setitem(self, key, value)
 
     # ---- conversions: one element is read without a kernel where it can be (lazyarr.conversion) ----
     _scalar = conversion.scalar
