@@ -192,6 +192,26 @@ def lower_bound(sorted_u: UOp, targets: UOp, before: Callable[[UOp, UOp], UOp]) 
     return pos
 
 
+def sorts_before(a: UOp, b: UOp) -> UOp:
+    """a < b in the order sort gives (bool node): NaNs after every number; complex numbers by their
+    real parts, then their imaginary parts."""
+    if a.dtype.is_complex:
+        (ar, ai), (br, bi) = (real_part(a), imag_part(a)), (real_part(b), imag_part(b))
+        return alu(Ops.OR, sorts_before(ar, br), alu(Ops.AND, sorts_equal(ar, br), sorts_before(ai, bi)))
+    less = alu(Ops.CMPLT, a, b)
+    if not a.dtype.is_float:
+        return less
+    return alu(Ops.OR, less, alu(Ops.AND, alu(Ops.CMPNE, b, b), alu(Ops.CMPEQ, a, a)))   # b NaN, a not
+
+
+def sorts_equal(a: UOp, b: UOp) -> UOp:
+    """Whether neither of a and b sorts before the other (NaNs are equal here)."""
+    eq = alu(Ops.CMPEQ, a, b)
+    if not a.dtype.is_float:
+        return eq
+    return alu(Ops.OR, eq, alu(Ops.AND, alu(Ops.CMPNE, a, a), alu(Ops.CMPNE, b, b)))
+
+
 def real_part(u: UOp) -> UOp:
     """The real part of a complex node (GEP lane 0), of its component type."""
     return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (0,))

@@ -26,7 +26,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.conversion import element
 from lazyarr.elementwise import not_equal, where as _where3
-from lazyarr.graph import alu, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis, reshape_uop
+from lazyarr.graph import (alu, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis, reshape_uop,
+                           sorts_before)
 from lazyarr.manipulation import reshape, stack
 from lazyarr.statistics import _scan, reduce
 from lazyarr.arrays import Array, realize, wrap
@@ -77,17 +78,11 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, kee
 
 # ---- searchsorted -----------------------------------------------------------------------------
 
-def _before(side: str, is_float: bool):
-    """`before(e, v)` for a search: e < v (side left) or e <= v (right), in the order sort gives,
-    NaNs last."""
-    def lt(a: UOp, b: UOp) -> UOp:
-        less = alu(Ops.CMPLT, a, b)
-        if not is_float:
-            return less
-        return alu(Ops.OR, less, alu(Ops.AND, alu(Ops.CMPNE, b, b), alu(Ops.CMPEQ, a, a)))
+def _before(side: str):
+    """`before(e, v)` for a search: e < v (side left) or e <= v (right), in the order sort gives."""
     if side == "left":
-        return lt
-    return lambda e, v: alu(Ops.CMPEQ, lt(v, e), False)
+        return sorts_before
+    return lambda e, v: alu(Ops.CMPEQ, sorts_before(v, e), False)
 
 
 def searchsorted(x1: Array, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Array:
@@ -123,7 +118,7 @@ def searchsorted(x1: Array, x2: Any, /, *, side: str = "left", sorter: Any = Non
         dtype = dtypes.weak_result(x1.dtype, x2)
         dtypes.check_scalar_fits(x2, dtype)
         values_u = const(x2, dtype)
-    found = lower_bound(cast_uop(a, dtype), values_u, _before(side, dtype.is_float))
+    found = lower_bound(cast_uop(a, dtype), values_u, _before(side))
     return wrap(cast_uop(found, dtypes.default_int), x1.device)
 
 

@@ -18,8 +18,8 @@ from lazyarr import dtypes
 from lazyarr.arrays import Array, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor
-from lazyarr.graph import (alu, cast_uop, const, expand_uop, gather_uop, imag_part, lower_bound, pad_uop, real_part,
-                           reshape_uop, shrink_uop)
+from lazyarr.graph import (alu, cast_uop, const, expand_uop, gather_uop, lower_bound, pad_uop, reshape_uop, shrink_uop,
+                           sorts_before)
 from lazyarr.searching import nonzero_positions
 from lazyarr.sorting import argsort
 from lazyarr.statistics import _scan
@@ -40,22 +40,6 @@ class UniqueCountsResult(NamedTuple):
 class UniqueInverseResult(NamedTuple):
     values: Array
     inverse_indices: Array
-
-
-def _nan_last_before(d):
-    """a < b in the order sort gives: NaNs last; complex numbers by real part, then imaginary."""
-    def lt(a: UOp, b: UOp) -> UOp:
-        less = alu(Ops.CMPLT, a, b)
-        return less if not a.dtype.is_float else alu(Ops.OR, less, alu(Ops.AND, alu(Ops.CMPNE, b, b),
-                                                                          alu(Ops.CMPEQ, a, a)))
-    if not d.is_complex:
-        return lt
-
-    def lexicographic(a: UOp, b: UOp) -> UOp:
-        (ar, ai), (br, bi) = (real_part(a), imag_part(a)), (real_part(b), imag_part(b))
-        same_real = alu(Ops.OR, alu(Ops.CMPEQ, ar, br), alu(Ops.AND, alu(Ops.CMPNE, ar, ar), alu(Ops.CMPNE, br, br)))
-        return alu(Ops.OR, lt(ar, br), alu(Ops.AND, same_real, lt(ai, bi)))
-    return lexicographic
 
 
 def _unique(x: Any, want_inverse: bool) -> tuple[Array, Array, Array, Array | None]:
@@ -82,7 +66,7 @@ def _unique(x: Any, want_inverse: bool) -> tuple[Array, Array, Array, Array | No
     counts = alu(Ops.SUB, ends, starts)
     inverse = None
     if want_inverse:
-        found = lower_bound(values, flat, _nan_last_before(x.dtype))
+        found = lower_bound(values, flat, sorts_before)
         if x.dtype.is_float:   # each NaN is its own unique value, after the numbers, in its order
             is_nan = alu(Ops.CMPNE, flat, flat)
             nans_before = alu(Ops.SUB, _scan(cast_uop(is_nan, dtypes.int64), Ops.ADD, 0), 1)
@@ -143,6 +127,6 @@ def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Array:
         hit = reshape_uop(hit, a.shape)
     else:
         s = gather_uop(ub, [cast_uop(argsort(wrap(ub, device)).uop, dtypes.int64)])
-        at = alu(Ops.MIN, lower_bound(s, ua, _nan_last_before(d)), m - 1)
+        at = alu(Ops.MIN, lower_bound(s, ua, sorts_before), m - 1)
         hit = alu(Ops.CMPEQ, gather_uop(s, [at]), ua)
     return wrap(alu(Ops.XOR, hit, True) if invert else hit, device)

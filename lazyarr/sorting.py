@@ -28,22 +28,11 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor
 from lazyarr.dtypes import DType
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, imag_part, normalize_axis, pad_uop,
-                           permute_uop, real_part, reshape_uop, shrink_uop)
+                           permute_uop, real_part, reshape_uop, shrink_uop, sorts_before, sorts_equal)
 
-def _less(d: DType, descending: bool):
-    """a before b for values of dtype d: NaNs last (first when descending)."""
-    def lt(a: UOp, b: UOp) -> UOp:
-        less = alu(Ops.CMPLT, a, b)
-        if d.is_float:   # b is NaN and a is not
-            less = alu(Ops.OR, less, alu(Ops.AND, alu(Ops.CMPNE, b, b), alu(Ops.CMPEQ, a, a)))
-        return less
-    return (lambda a, b: lt(b, a)) if descending else lt
-
-
-def _equal(d: DType):
-    if not d.is_float:
-        return lambda a, b: alu(Ops.CMPEQ, a, b)
-    return lambda a, b: alu(Ops.OR, alu(Ops.CMPEQ, a, b), alu(Ops.AND, alu(Ops.CMPNE, a, a), alu(Ops.CMPNE, b, b)))
+def _less(descending: bool):
+    """a before b: sort's order (NaNs last), or its reverse when descending (NaNs first)."""
+    return (lambda a, b: sorts_before(b, a)) if descending else sorts_before
 
 
 def _sentinel(d: DType, descending: bool) -> Any:
@@ -125,10 +114,10 @@ def _by_counting(keys: list[UOp], before, positions_wanted: bool) -> UOp:
     return cast_uop(out, dtypes.int64 if positions_wanted else keys[0].dtype)
 
 
-def _order(d: DType, descending: bool, n_keys: int, with_positions: bool):
+def _order(descending: bool, n_keys: int, with_positions: bool):
     """`before(a, b)` over lists of key nodes (lexicographic: a complex number by its real part,
     then its imaginary part), then, with positions, the position (the lists' last node)."""
-    lt, eq = _less(d, descending), _equal(d)
+    lt, eq = _less(descending), sorts_equal
 
     def before(a: list[UOp], b: list[UOp]) -> UOp:
         if with_positions:
@@ -160,13 +149,13 @@ def _sorted_last(x: Array, ax: int, order: tuple[int, ...], descending: bool, wi
     with_positions = with_positions or x.dtype.is_complex
     d = keys[0].dtype
     if n <= 16 or (n <= COUNTING_SORT_MAX and math.prod(u.shape) * n <= COUNTING_SORT_WORK):
-        return [_by_counting(keys, _order(d, descending, len(keys), True), with_positions)]
+        return [_by_counting(keys, _order(descending, len(keys), True), with_positions)]
     size = 1 << (n - 1).bit_length()
     keys = [_pad_with(k, size, _sentinel(d, descending)) for k in keys]
     if with_positions:
         keys.append(expand_uop(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), size), dtypes.int64),
                                            (1,) * (len(u.shape) - 1) + (size,)), keys[0].shape))
-    return _network(keys, _order(d, descending, len(keys) - with_positions, with_positions))
+    return _network(keys, _order(descending, len(keys) - with_positions, with_positions))
 
 
 def _pad_with(u: UOp, size: int, value: Any) -> UOp:
