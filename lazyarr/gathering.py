@@ -28,8 +28,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis,
                            reshape_uop)
-from lazyarr.indexing import getitem as basic_getitem, setitem as indexing_setitem, value_node
-from lazyarr.arrays import Array, check_writable, grad_mode, wrap
+from lazyarr.indexing import check_assignable, getitem as basic_getitem, setitem as indexing_setitem, value_node
+from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.searching import nonzero_positions, unravel_positions
 from lazyarr.sorting import argsort
@@ -133,6 +133,17 @@ def _is_mask(k: Any) -> bool:
     return isinstance(k, Array) and k.dtype.is_bool
 
 
+def _check_mask(x: Array, axis: int, mask: Array) -> None:
+    """Raises NumPy's IndexError for a mask not of the shape of x's axes from `axis` on, and
+    ValueError for one on another device."""
+    for a, (n, got) in enumerate(zip(x.shape[axis:axis + mask.ndim], mask.shape)):
+        if n != got:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis + a}; size of "
+                             f"axis is {n} but size of corresponding boolean axis is {got}")
+    if mask.device is not x.device:
+        raise ValueError(f"the mask is on {mask.device.name}, the array on {x.device.name}")
+
+
 def _expand_masks(x: Array, key: list[Any]) -> tuple[Array, list[Any]]:
     """x and key with each boolean mask replaced by the index arrays of its nonzero elements (a
     0-d boolean: a new axis of x, indexed by [0] or []). Raises IndexError for a mask whose shape
@@ -157,13 +168,7 @@ def _expand_masks(x: Array, key: list[Any]) -> tuple[Array, list[Any]]:
             out.append(_InRange(const(0, dtypes.int64, (1 if bool(m) else 0,))))
             axis += 1
         else:
-            if m.device is not x.device:
-                raise ValueError(f"the mask is on {m.device.name}, the array on {x.device.name}")
-            span = x.shape[axis:axis + m.ndim]
-            for a, (n, got) in enumerate(zip(span, m.shape)):
-                if n != got:
-                    raise IndexError(f"boolean index did not match indexed array along axis {axis + a}; size of "
-                                     f"axis is {n} but size of corresponding boolean axis is {got}")
+            _check_mask(x, axis, m)
             out.extend(_InRange(u) for u in unravel_positions(nonzero_positions(m), m.shape))
             axis += m.ndim
     return x, out
@@ -182,12 +187,7 @@ def _selection(x: Array, key: list[Any], mask: Array) -> Array:
     at = next(i for i, k in enumerate(full) if _is_mask(k))
     before, after = full[:at], full[at + 1:]
     axis = sum(1 for k in before if k is not None)   # x's first masked axis
-    for a, (n, got) in enumerate(zip(x.shape[axis:axis + mask.ndim], mask.shape)):
-        if n != got:
-            raise IndexError(f"boolean index did not match indexed array along axis {axis + a}; size of "
-                             f"axis is {n} but size of corresponding boolean axis is {got}")
-    if mask.device is not x.device:
-        raise ValueError(f"the mask is on {mask.device.name}, the array on {x.device.name}")
+    _check_mask(x, axis, mask)
     y = basic_getitem(x, tuple(before + [slice(None)] * mask.ndim + after))
     d = len(before)   # y's first masked axis
     n = math.prod(mask.shape)
@@ -261,8 +261,8 @@ def getitem_with_arrays(x: Array, key: list[Any]) -> Array:
 
 # ---- writes through index arrays ---------------------------------------------------------------
 
-def _plain_mask_key(key: Any) -> bool:
-    """A key that indexing.setitem handles: one boolean mask (its value a scalar), or no arrays."""
+def _basic_key(key: Any) -> bool:
+    """A key of no index arrays (indexing.setitem's, as is a whole-key mask with a scalar value)."""
     entries = key if isinstance(key, tuple) else (key,)
     return not any(is_index_array(k) for k in entries)
 
@@ -273,12 +273,10 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     (`x[idx] += v` is `x[idx] = x[idx] + v`: duplicates add once). Lazy: the positions the key
     selects (x's positions gathered through the key) are sorted, and each element of x finds the
     last write to it by a binary search among them."""
-    if _plain_mask_key(key) or (_is_whole_mask(key) and _is_scalar_value(value)):
+    if _basic_key(key) or (_is_whole_mask(key) and _is_scalar_value(value)):
         indexing_setitem(x, key, value)
         return
-    check_writable(x, "assignment destination")
-    if x._leaf_grad and not grad_mode.disabled:
-        raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
+    check_assignable(x)
     n = x.size
     positions = getitem(wrap(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64), x.shape),
                              x.device), key)

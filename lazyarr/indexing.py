@@ -121,6 +121,14 @@ def getitem(x: Array, key: Any) -> Array:
 
 # ---- assignment ------------------------------------------------------------------------------
 
+def check_assignable(x: Array) -> None:
+    """Raises for an assignment into a read-only view, or into a leaf that requires grad (outside
+    no_grad)."""
+    check_writable(x, "assignment destination")
+    if x._leaf_grad and not grad_mode.disabled:
+        raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
+
+
 def value_node(x: Array, value: Any) -> UOp:
     """`value` (a Python scalar or an array) as a node of x's dtype, on x's device."""
     d = x.dtype
@@ -159,9 +167,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     Supports the keys `getitem` does and boolean masks over x's leading axes (with a scalar or
     0-d value). Raises IndexError for bad keys, ValueError when value does not broadcast, and
     RuntimeError for a leaf that requires grad (outside no_grad), as `Tensor.assign` does."""
-    check_writable(x, "assignment destination")
-    if x._leaf_grad and not grad_mode.disabled:
-        raise RuntimeError("a leaf tensor that requires grad is being assigned to; do it under no_grad()")
+    check_assignable(x)
     v = value_node(x, value)
     mask = _boolean_key(x, key)
     if mask is not None:

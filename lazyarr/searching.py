@@ -26,8 +26,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.conversion import element
 from lazyarr.elementwise import not_equal, where as _where3
-from lazyarr.graph import (alu, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis, reshape_uop,
-                           sorts_before)
+from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, lower_bound, normalize_axis,
+                           reshape_uop, shrink_uop, sorts_before)
 from lazyarr.manipulation import reshape, stack
 from lazyarr.statistics import _scan, reduce
 from lazyarr.arrays import Array, realize, wrap
@@ -131,7 +131,7 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Array:
     x = as_tensor(x, b.device)
     if b.shape[0] < 2:
         return searchsorted(b, x, side="left" if right else "right")
-    steps = alu(Ops.SUB, _shrink(b.uop, 1, b.shape[0]), _shrink(b.uop, 0, b.shape[0] - 1))
+    steps = alu(Ops.SUB, shrink_uop(b.uop, [(1, b.shape[0])]), shrink_uop(b.uop, [(0, b.shape[0] - 1)]))
     zero = const(0, b.dtype, steps.shape)
     up = reduce(wrap(alu(Ops.CMPLE, zero, steps), b.device), Ops.MIN, None)      # every step ≥ 0
     down = reduce(wrap(alu(Ops.CMPLE, steps, zero), b.device), Ops.MIN, None)    # every step ≤ 0
@@ -140,13 +140,9 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Array:
     if element(up):
         return searchsorted(b, x, side=side)
     if element(down):
-        flipped = wrap(UOp(Ops.FLIP, b.dtype, (b.uop,), (0,)), b.device)
+        flipped = wrap(flip_uop(b.uop, (0,)), b.device)
         return wrap(alu(Ops.SUB, b.shape[0], searchsorted(flipped, x, side=side).uop, dtype=dtypes.default_int), b.device)
     raise ValueError("digitize: bins must be monotonically increasing or decreasing")
-
-
-def _shrink(u: UOp, begin: int, end: int) -> UOp:
-    return UOp(Ops.SHRINK, u.dtype, (u,), ((begin, end),))
 
 
 # ---- nonzero: a data-dependent shape ------------------------------------------------------------
