@@ -29,6 +29,7 @@ from lazyarr.searching import (argmax, argmin, argwhere, count_nonzero, digitize
                                where)
 from lazyarr.linalg import matmul, tensordot, vecdot
 from lazyarr.sorting import argpartition, argsort, partition, sort
+from lazyarr.histograms import bincount, histogram
 from lazyarr.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
 from lazyarr.data_types import astype, can_cast, isdtype, result_type
 from lazyarr.inspection import __array_namespace_info__

@@ -64,11 +64,6 @@ def _sum_dtype(d: DType) -> DType:
     return d
 
 
-def _numeric(name: str, x: Array) -> None:
-    if x.dtype.is_bool and name not in ("sum", "prod", "max", "min"):
-        raise TypeError(f"{name}: boolean arrays are not supported")
-
-
 def sum(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     return reduce(x, Ops.ADD, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
@@ -101,9 +96,9 @@ def _count(x: Array, axis: Any) -> int:
 
 
 def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
-    """The arithmetic mean; integer arrays average in float64 as NumPy does. Empty → NaN."""
+    """The arithmetic mean; integer and boolean arrays average in float64 as NumPy does (the
+    standard leaves them unspecified). Empty → NaN."""
     x = as_tensor(x)
-    _numeric("mean", x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
     total = reduce(x, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis)
@@ -117,7 +112,6 @@ def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
 def var(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
     """The variance, dividing by (N - correction)."""
     x = as_tensor(x)
-    _numeric("var", x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
     xf = wrap(cast_uop(x.uop, d), x.device)
     m = mean(xf, axis=axis, keepdims=True)
