@@ -28,7 +28,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis,
                            reshape_uop)
-from lazyarr.indexing import check_assignable, getitem as basic_getitem, setitem as indexing_setitem, value_node
+from lazyarr.indexing import (check_assignable, fitted_mask, getitem as basic_getitem, setitem as indexing_setitem,
+                              value_node)
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.searching import nonzero_positions, unravel_positions
@@ -133,17 +134,6 @@ def _is_mask(k: Any) -> bool:
     return isinstance(k, Array) and k.dtype.is_bool
 
 
-def _check_mask(x: Array, axis: int, mask: Array) -> None:
-    """Raises NumPy's IndexError for a mask not of the shape of x's axes from `axis` on, and
-    ValueError for one on another device."""
-    for a, (n, got) in enumerate(zip(x.shape[axis:axis + mask.ndim], mask.shape)):
-        if n != got:
-            raise IndexError(f"boolean index did not match indexed array along axis {axis + a}; size of "
-                             f"axis is {n} but size of corresponding boolean axis is {got}")
-    if mask.device is not x.device:
-        raise ValueError(f"the mask is on {mask.device.name}, the array on {x.device.name}")
-
-
 def _expand_masks(x: Array, key: list[Any]) -> tuple[Array, list[Any]]:
     """x and key with each boolean mask replaced by the index arrays of its nonzero elements (a
     0-d boolean: a new axis of x, indexed by [0] or []). Raises IndexError for a mask whose shape
@@ -168,7 +158,7 @@ def _expand_masks(x: Array, key: list[Any]) -> tuple[Array, list[Any]]:
             out.append(_InRange(const(0, dtypes.int64, (1 if bool(m) else 0,))))
             axis += 1
         else:
-            _check_mask(x, axis, m)
+            m = fitted_mask(x, axis, m)
             out.extend(_InRange(u) for u in unravel_positions(nonzero_positions(m), m.shape))
             axis += m.ndim
     return x, out
@@ -187,7 +177,7 @@ def _selection(x: Array, key: list[Any], mask: Array) -> Array:
     at = next(i for i, k in enumerate(full) if _is_mask(k))
     before, after = full[:at], full[at + 1:]
     axis = sum(1 for k in before if k is not None)   # x's first masked axis
-    _check_mask(x, axis, mask)
+    mask = fitted_mask(x, axis, mask)
     y = basic_getitem(x, tuple(before + [slice(None)] * mask.ndim + after))
     d = len(before)   # y's first masked axis
     n = math.prod(mask.shape)

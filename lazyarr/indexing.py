@@ -27,7 +27,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray
 from lazyarr.arrays import Array, check_writable, grad_mode, is_broadcast_view, mark_broadcast_view, wrap
-from lazyarr.graph import (broadcast_shapes, cast_uop, expand_uop, flip_uop, pad_uop, reshape_uop,
+from lazyarr.graph import (broadcast_shapes, cast_uop, const, expand_uop, flip_uop, pad_uop, reshape_uop,
                            shrink_uop)
 
 
@@ -233,8 +233,21 @@ def _boolean_key(x: Array, key: Any) -> UOp | None:
         key = asarray(key, device=x.device)
     if not (isinstance(key, Array) and key.dtype.is_bool):
         return None
-    if key.ndim > x.ndim or key.shape != x.shape[:key.ndim]:
-        raise IndexError(f"boolean index of shape {key.shape} does not match the array's shape {x.shape}")
-    if key.device is not x.device:
-        raise ValueError(f"the mask is on {key.device.name} and the array on {x.device.name}")
-    return key.uop
+    if key.ndim > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {key.ndim} were indexed")
+    return fitted_mask(x, 0, key).uop
+
+
+def fitted_mask(x: Array, axis: int, mask: Array) -> Array:
+    """The mask, of the shape of x's axes from `axis` on. An axis of length 0 fits any (it selects
+    nothing, as in NumPy and the standard), any other length that differs raises NumPy's
+    IndexError; a mask on another device raises ValueError."""
+    axes = x.shape[axis:axis + mask.ndim]
+    for a, (n, got) in enumerate(zip(axes, mask.shape)):
+        if n != got and got != 0:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis + a}; size of "
+                             f"axis is {n} but size of corresponding boolean axis is {got}")
+    if mask.device is not x.device:
+        raise ValueError(f"the mask is on {mask.device.name}, the array on {x.device.name}")
+    return mask if mask.shape == axes else wrap(const(False, dtypes.bool_, axes), x.device)
+

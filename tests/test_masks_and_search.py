@@ -123,6 +123,22 @@ def test_mask_errors_are_numpys():
         x[np.ones((2, 3), bool), 0]
     with pytest.raises(IndexError, match="integer"):
         x[xp.asarray([0.5])]
+    with pytest.raises(IndexError, match="along axis 0"):
+        x[np.zeros((1, 3), bool)] = 1.0
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 0), (0, 3), (0, 0), (0,)])
+def test_a_mask_with_an_empty_axis_fits_any_length_and_selects_nothing(mask_shape):
+    a = np.arange(6.0).reshape(2, 3)
+    mask = np.zeros(mask_shape, bool)
+    for key in [mask, (mask, Ellipsis), (None, mask)]:
+        lazy_key = tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key) \
+            if isinstance(key, tuple) else xp.asarray(key)
+        assert xp.asarray(a)[lazy_key].shape == a[key].shape
+    t, b = xp.asarray(a), a.copy()
+    t[xp.asarray(mask)] = 7.0
+    b[mask] = 7.0
+    np.testing.assert_array_equal(t.numpy(), b)
 
 
 PARAMS = {
