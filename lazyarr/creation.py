@@ -291,9 +291,9 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     """A 2-D array with ones on the k-th diagonal and zeros elsewhere."""
     n_rows = operator.index(n_rows)
     n_cols = n_rows if n_cols is None else operator.index(n_cols)
-    k = operator.index(k)
     if n_rows < 0 or n_cols < 0:
         raise ValueError(f"eye: negative dimensions are not allowed: ({n_rows}, {n_cols})")
+    k = min(max(operator.index(k), -n_rows), n_cols)   # past the corners: no diagonal (and no int64 overflow)
     check_dimensions((n_rows, n_cols))
     d = _dtype_or(dtype, dtypes.default_float)
     rows = expand_uop(reshape_uop(iota(n_rows), (n_rows, 1)), (n_rows, n_cols))
@@ -356,6 +356,7 @@ def _triangle(name: str, x: Array, k: int, lower: bool) -> Array:
     if x.ndim < 2:
         raise ValueError(f"{name}: the array must have at least 2 dimensions, got {x.ndim}")
     n, m = x.shape[-2:]
+    k = min(max(k, -n - 1), m + 1)   # beyond every diagonal: the same answer, and no int64 overflow
     rows = expand_uop(reshape_uop(iota(n), (n, 1)), (n, m))
     cols = expand_uop(reshape_uop(iota(m), (1, m)), (n, m))
     diag = alu(Ops.SUB, cols, rows)   # which diagonal each element is on

@@ -125,6 +125,16 @@ def test_eye(n, m, k):
     assert_close(xp.eye(n, m, k=k, dtype=xp.int32), np.eye(n, m, k=k, dtype=np.int32))
 
 
+@pytest.mark.parametrize("k", [2**64, -2**64, 2**63, -2**63 - 1, 10**30])
+def test_diagonals_far_past_the_corners_are_empty(k):
+    """An offset that does not fit int64 selects no diagonal (found by the official suite)."""
+    a = np.arange(12.0).reshape(3, 4)
+    far = 100 if k > 0 else -100
+    assert_close(xp.eye(3, 4, k=k), np.eye(3, 4, k=far))
+    assert_close(xp.tril(xp.asarray(a), k=k), np.tril(a, far))
+    assert_close(xp.triu(xp.asarray(a), k=k), np.triu(a, far))
+
+
 def test_negative_shapes_raise():
     with pytest.raises(ValueError):
         xp.zeros((2, -1))
