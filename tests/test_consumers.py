@@ -1,0 +1,66 @@
+"""Array-API consumers that stopped at sorting, sets and masks (issue 16), run on lazyarr arrays
+and compared with the same calls on NumPy arrays: scikit-learn with array_api_dispatch, SciPy's
+stats and array-api-extra. Each case runs in a subprocess, since SCIPY_ARRAY_API=1 (which
+scikit-learn's dispatch needs too) must be set before SciPy is first imported."""
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("sklearn", "scipy", "array_api_extra")),
+                                reason="needs scikit-learn, SciPy and array-api-extra")
+
+PRELUDE = """
+import numpy as np, lazyarr as xp
+rng = np.random.default_rng(0)
+X = rng.standard_normal((50, 4))
+y = (X[:, 0] > 0).astype(np.int64)
+yr = X @ np.arange(4.0)
+
+def same(f):
+    got, want = f(xp.asarray), f(np.asarray)
+    if hasattr(got, "__array_namespace__"):
+        assert type(got).__module__.startswith("lazyarr"), type(got)
+    np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), rtol=1e-6, atol=1e-9)
+"""
+
+CASES = {
+    "sklearn StandardScaler": "StandardScaler().fit_transform(A(X))",
+    "sklearn MinMaxScaler": "MinMaxScaler().fit_transform(A(X))",
+    "sklearn r2_score": "r2_score(A(yr), A(yr) * 0.9)",
+    "sklearn accuracy_score": "accuracy_score(A(y), A(1 - y * (yr > 1)))",
+    "sklearn LabelEncoder": "LabelEncoder().fit_transform(A(y * 3 + 2))",
+    "sklearn LogisticRegression": "LogisticRegression().fit(A(X), A(y)).coef_",
+    "scipy trim_mean": "ss.trim_mean(A(yr), 0.1)",
+    "scipy iqr": "ss.iqr(A(yr))",
+    "scipy rankdata": "ss.rankdata(A(yr))",
+    "scipy quantile": "ss.quantile(A(yr), 0.3)",
+    "scipy ttest_ind": "ss.ttest_ind(A(yr[:25]), A(yr[25:])).statistic",
+    "xpx nunique": "xpx.nunique(A(y * 2 + (yr > 0)))",
+    "xpx setdiff1d": "xpx.setdiff1d(A(np.round(yr)), A([1.0, 2.0, -3.0]))",
+    "xpx partition": "xpx.partition(A(yr), 3)[3]",
+    "xpx at mask add": "xpx.at(A(yr))[A(yr) > 0].add(1.0)",
+}
+IMPORTS = {
+    "sklearn": "from sklearn import config_context\n"
+               "from sklearn.linear_model import LogisticRegression\n"
+               "from sklearn.metrics import accuracy_score, r2_score\n"
+               "from sklearn.preprocessing import LabelEncoder, MinMaxScaler, StandardScaler\n",
+    "scipy": "import scipy.stats as ss\n",
+    "xpx": "import array_api_extra as xpx\n",
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_consumer_gives_numpys_answer_on_lazyarr_arrays(case):
+    lib = case.split()[0]
+    call = f"same(lambda A: {CASES[case]})"
+    if lib == "sklearn":
+        call = f"with config_context(array_api_dispatch=True):\n    {call}"
+    code = PRELUDE + IMPORTS[lib] + textwrap.dedent(call) + "\nprint('ok')\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "SCIPY_ARRAY_API": "1"})
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
