@@ -93,13 +93,17 @@ class Buffer:
         self._real = self._addr = None   # _addr: (storage, its address), cached by the CPU device
 
     def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:   # interpreter shutdown: modules are already gone
+            pass
+
+    def release(self) -> None:
+        """Give the storage this buffer owns back to the device (nothing will read it again)."""
         if self.owns and self.storage is not None:
             cached = self._addr   # (storage, address), where the device cached it
-            try:
-                self.device.free(self.storage, self.nbytes,
-                                 cached[1] if cached is not None and cached[0] is self.storage else None)
-            except Exception:   # interpreter shutdown: modules are already gone
-                pass
+            self.device.free(self.storage, self.nbytes, cached[1] if cached is not None and cached[0] is self.storage else None)
+            self.storage, self._addr, self.owns = None, None, False
 
     def __repr__(self) -> str:
         state = "allocated" if self.storage is not None else "unallocated"

@@ -22,6 +22,7 @@ import numpy as np
 from lazyarr import settings
 from lazyarr.compiler.uop import UOp
 from lazyarr.runtime.call_abi import as_numpy_args, c_wrapper, scalar_bits
+from lazyarr.runtime.device import RealView
 from lazyarr.runtime.items import CallItem
 
 _programs: dict[tuple, Any] = {}
@@ -119,6 +120,14 @@ def _can_lend(b: Any, out: Any, i: int, last_use: dict[Any, int], readable: Call
         b.device is out.device and b.base is None and not readable(b)
 
 
+def _dead_after(b: Any, i: int, last_use: dict[Any, int], readable: Callable[[Any], bool]) -> bool:
+    """Whether buffer b, last used by kernel i, can give its storage back once that kernel ran:
+    memory this buffer owns, that no graph reads and that shares storage with no complex view
+    (so a long chain of kernels, such as a sort's stages, cycles through a few hot buffers)."""
+    return last_use[b] == i and b.owns and b.storage is not None and b.base is None and \
+        b._real is None and not isinstance(b, RealView) and not readable(b)
+
+
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
     """Run `items` in order; `programs`: their programs, as `compile_all(items)` returned them."""
     progs = programs if programs is not None else compile_all(items)
@@ -156,3 +165,6 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
                 print(item.source)
         else:
             prog(args) if call is None else prog(args, call)
+        for b in buffers:
+            if _dead_after(b, i, last_use, readable):
+                b.release()
