@@ -132,6 +132,14 @@ def fast_compiler_available(cc: str) -> bool:
 
 
 _background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazyarr-optimise")
+
+
+def wait_for_optimised() -> None:
+    """Block until the optimised compiles asked for so far are done (benchmarks measure the tier a
+    long-running program settles in; the compiles run one at a time, in order)."""
+    _background.submit(lambda: None).result()
+
+
 SPECIALISE_CALLS = 64   # calls with one set of sizes after which a shape-generic kernel is compiled for them
 SPECIALISE_SIZES = 8    # the sets of sizes counted per kernel
 
