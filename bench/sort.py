@@ -1,5 +1,6 @@
 """Sorting benchmark: sort and argsort of 1M and 16M float32 and int32 in lazyarr (its bitonic
-network, compiled), NumPy and PyTorch (where installed), in one process, each run on fresh inputs;
+network, compiled), NumPy and PyTorch (where installed; on CUDA when lazyarr runs on OpenCL and
+PyTorch sees a GPU), in one process, each run on fresh inputs;
 prints the medians and NumPy's time over lazyarr's (the issue's target: at least 0.5).
 
     python bench/sort.py [--runs N] [--sizes 1M,16M] [--device cpu|opencl]
@@ -50,14 +51,17 @@ def main() -> None:
                 for _ in range(3):   # compile, then let every kernel reach its optimised tier
                     la(arrays[-1]).realize()
                     wait_for_optimised()
-                ours = median_time(lambda i: la(arrays[i]).realize(), runs=args.runs)
+                ours = median_time(lambda i: (la(arrays[i]).realize(), device.synchronize()), runs=args.runs)
                 got = np.asarray(la(arrays[0]))
                 assert np.array_equal(got, npf(data[0])), f"{name} {dtype} {n}: wrong answer"
                 theirs = median_time(lambda i: npf(data[i]), runs=args.runs)
                 peer = ""
-                if torch is not None:
-                    tensors = [torch.from_numpy(a) for a in data]
-                    peer = f"{median_time(lambda i: tf(tensors[i]), runs=args.runs) * 1e3:.1f} ms"
+                if torch is not None:   # on the GPU where lazyarr runs on one (OpenCL) and PyTorch has CUDA
+                    on_gpu = device.name != "cpu" and torch.cuda.is_available()
+                    tensors = [torch.from_numpy(a).to("cuda" if on_gpu else "cpu") for a in data]
+                    sync = torch.cuda.synchronize if on_gpu else (lambda: None)
+                    tf(tensors[-1]), sync()
+                    peer = f"{median_time(lambda i: (tf(tensors[i]), sync()), runs=args.runs) * 1e3:.1f} ms"
                 rows.append([f"{name} {n >> 20}M {dtype}", f"{ours * 1e3:.1f} ms", f"{theirs * 1e3:.1f} ms", peer,
                              f"{theirs / ours:.2f}x"])
     print(f"device: {device.name}; runs: {args.runs} (medians, fresh inputs each run)")
