@@ -139,3 +139,13 @@ def test_matmul_register_tile_with_odd_sizes():
     c = rng.standard_normal((2, 8, 300)).astype(np.float32)
     d = rng.standard_normal((2, 300, 5)).astype(np.float32)
     np.testing.assert_allclose((xp.asarray(c) @ xp.asarray(d)).numpy(), c @ d, rtol=1e-4, atol=1e-4)
+
+
+def test_an_elementwise_kernel_spreads_its_longest_loops_over_work_items():
+    """A stage of a sort, (16, 2, 32768), spreads the 16 and the 32768 (not the 16 and the 2, which
+    would leave 32 work-items each looping over 32768 elements)."""
+    a = rng.standard_normal((16, 2, 32768)).astype(np.float32)
+    y = xp.flip(xp.asarray(a), axis=1) * 2
+    lines = [s.splitlines()[0] for s in sources(y)]
+    assert any(line.split("launch ")[1].split()[:2] == ["32768", "16"] for line in lines), lines
+    np.testing.assert_array_equal(y.numpy(), np.flip(a, axis=1) * 2)

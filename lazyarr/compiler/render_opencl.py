@@ -6,7 +6,8 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
   and enables double precision where the kernel uses it;
 - buffers are `__global` kernel arguments (booleans travel as uchar, which OpenCL allows in
   arguments where bool is not);
-- the two outermost loops over the output are spread over a 2-D grid of work-items as
+- two loops over the output are spread over a 2-D grid of work-items (the two outermost, or in a
+  kernel without reductions whose loops have known sizes, the two longest, wherever they nest) as
   grid-stride loops (`for (i = get_global_id(d); i < n; i += get_global_size(d))`, the inner
   loop on dimension 0 so that neighbouring work-items touch neighbouring elements); the grid's
   size is recorded in the source's first line for the runtime; other loops stay loops. Work
@@ -51,6 +52,14 @@ def index_only(program: list[UOp]) -> frozenset[UOp]:
     return frozenset(out)
 
 
+def _elementwise(program: list[UOp], ranges: list[UOp]) -> bool:
+    """Whether the kernel has no accumulator, every range of the output has a known size, and every
+    store runs inside all of them (so any of them can be spread over work-items)."""
+    if any(u.op is Ops.DEFINE_ACC for u in program) or any(r.src[0].op is not Ops.CONST for r in ranges):
+        return False
+    return all(set(ranges) <= set(u.ranges) for u in program if u.op is Ops.STORE)
+
+
 class OpenCLRenderer(CRenderer):
     device = "opencl"
     has_predicated_store = False
@@ -89,6 +98,11 @@ class OpenCLRenderer(CRenderer):
         outer = sorted((u for u in program if u.op is Ops.RANGE and u in store_ranges and u not in self._strided),
                        key=lambda r: r.arg)
         parallel = outer[:self.grid_dims]   # output ranges nest in the order of their numbers
+        if lid is None and len(outer) > self.grid_dims and _elementwise(program, outer):
+            # no reduction: spread the longest loops, wherever they nest (a sort's stage of shape
+            # (16, 2, 32768) keeps 65536 work-items busy, not 32); the others loop in each work-item
+            longest = sorted(outer, key=lambda r: -r.src[0].arg)[:self.grid_dims]
+            parallel = [r for r in outer if r in longest]
         if lid is None and any(r not in a.ranges for a in program if a.op is Ops.DEFINE_ACC for r in parallel[1:]):
             parallel = parallel[:1]   # a work-item per element would compute the reduction again
         self._dims = {r: len(parallel) - 1 - i for i, r in enumerate(parallel)}   # the innermost is dimension 0
