@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -48,19 +48,18 @@ def _direct(member: UOp, weights: UOp | None) -> UOp:
     return reshape_uop(UOp(Ops.REDUCE_AXIS, picked.dtype, (picked,), (Ops.ADD, (1,))), (member.shape[0],))
 
 
-def _between_edges(values: Array, weights: Array | None, below: UOp) -> UOp:
+def _between_edges(values: Array, weights: Array | None, below: Callable[[UOp], UOp]) -> UOp:
     """Per bin, the count (or the weights' total) of the elements of the 1-D `values` that come at
     or after `below[b]` and before `below[b + 1]`, where `below(sorted, targets)` gives, per edge,
     how many sorted elements come before it. Sorts the values (and their weights)."""
     if weights is None:
         at = below(sort(values).uop)
         return alu(Ops.SUB, _next(at), _this(at))
-    order = argsort(values)
-    in_order = gather_uop(values.uop, [cast_uop(order.uop, dtypes.int64)])
-    at = below(in_order)
+    order = cast_uop(argsort(values).uop, dtypes.int64)
+    at = below(gather_uop(values.uop, [order]))
     # summed in 64 bits, as NumPy's bincount sums the weights of equal bins
     wide = dtypes.complex128 if weights.dtype.is_complex else dtypes.float64
-    w = cast_uop(gather_uop(weights.uop, [cast_uop(order.uop, dtypes.int64)]), wide)
+    w = cast_uop(gather_uop(weights.uop, [order]), wide)
     running = _shift_in(UOp(Ops.CONTIGUOUS, w.dtype, (_scan(w, Ops.ADD, 0),)), 0)   # elements before position p
     totals = gather_uop(running, [at])
     return cast_uop(alu(Ops.SUB, _next(totals), _this(totals)), weights.dtype)
