@@ -105,13 +105,23 @@ def unique_all(x: Array, /) -> UniqueAllResult:
 ISIN_BROADCAST_MAX = 16
 
 
+def _operand(x: Any, array: Array) -> Array:
+    """x as an array on `array`'s device; a Python scalar takes its dtype where its kind fits (the
+    standard's mixing rules: 2**63 with a uint64 array is a uint64)."""
+    if isinstance(x, Array) or not dtypes.scalar_kind(x):
+        return as_tensor(x, array.device)
+    d = dtypes.weak_result(array.dtype, x)
+    dtypes.check_scalar_fits(x, d)
+    return wrap(const(x, d), array.device)
+
+
 def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Array:
     """Whether each element of x1 is among the elements of x2 (by ==, so NaN never is); `invert`:
     whether it is not. Of x1's shape (0-d for a scalar x1)."""
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("isin: at least one of x1 and x2 must be an array")
-    device = (x1 if isinstance(x1, Array) else x2).device
-    a, b = as_tensor(x1, device), as_tensor(x2, device)
+    array = x1 if isinstance(x1, Array) else x2
+    a, b = (_operand(x, array) for x in (x1, x2))
     if a.device is not b.device:
         raise ValueError(f"isin: x1 is on {a.device.name}, x2 on {b.device.name}")
     d = dtypes.promote_types(a.dtype, b.dtype)
@@ -126,7 +136,7 @@ def isin(x1: Any, x2: Any, /, *, invert: bool = False) -> Array:
         hit = UOp(Ops.REDUCE_AXIS, dtypes.bool_, (eq,), (Ops.MAX, (a.ndim,)))
         hit = reshape_uop(hit, a.shape)
     else:
-        s = gather_uop(ub, [cast_uop(argsort(wrap(ub, device)).uop, dtypes.int64)])
+        s = gather_uop(ub, [cast_uop(argsort(wrap(ub, a.device)).uop, dtypes.int64)])
         at = alu(Ops.MIN, lower_bound(s, ua, sorts_before), m - 1)
         hit = alu(Ops.CMPEQ, gather_uop(s, [at]), ua)
-    return wrap(alu(Ops.XOR, hit, True) if invert else hit, device)
+    return wrap(alu(Ops.XOR, hit, True) if invert else hit, a.device)

@@ -169,3 +169,13 @@ def test_complex_arrays_sort_by_real_then_imaginary_part_as_numpy(n):
     np.testing.assert_array_equal(np.asarray(r.values), v)
     np.testing.assert_array_equal(np.asarray(r.counts), c)
     np.testing.assert_array_equal(np.asarray(r.inverse_indices).reshape(-1), inv.reshape(-1))
+
+
+def test_isin_takes_a_python_scalar_in_the_arrays_dtype():
+    """2**63 fits uint64, not int64 (found by the official suite)."""
+    x = xp.asarray([1, 2 ** 63], dtype=xp.uint64)
+    np.testing.assert_array_equal(xp.isin(x, 2 ** 63).numpy(), [False, True])
+    assert xp.isin(xp.asarray([], dtype=xp.uint64), 2 ** 63).shape == (0,)
+    assert bool(xp.isin(3, xp.asarray([1, 3], dtype=xp.int8)))
+    with pytest.raises(OverflowError):
+        xp.isin(xp.asarray([1], dtype=xp.int8), 1000)
