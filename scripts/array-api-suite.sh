@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src="${ARRAY_API_TESTS_SRC:-}"
 if [ -z "$src" ]; then
-  for d in ../shared/array-api-tests /work/shared/array-api-tests; do
+  for d in ../shared/array-api-tests; do
     if [ -f "$d/array_api_tests/__init__.py" ]; then src="$d"; break; fi
   done
 fi
