@@ -30,8 +30,8 @@ from typing import Any, Callable, Sequence
 
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import substitute
-from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.runtime.call_abi import CallSpec
+from lazyarr.graph import call_results
+from lazyarr.compiler.uop import CallSpec, Ops, UOp
 from lazyarr.runtime.devices import get_device
 from lazyarr.arrays import Array, realize, wrap
 from lazyarr.creation import as_tensor
@@ -174,8 +174,7 @@ def _call(name: str, source: str | None, routine: Callable | None, inputs: Seque
             raise ValueError(f"{name}: global_size must be 1 to 3 sizes >= 0, got {global_size}")
     spec = CallSpec(name, source, routine, tuple((t.shape, t.dtype) for t in ts), outs, writes, tuple(scalars),
                     global_size, device)
-    call = UOp(Ops.CALL, dtypes.void, tuple(t.uop for t in ts), spec)
-    results = tuple(wrap(UOp(Ops.CALL_RESULT, d, (call,), i), device) for i, d in enumerate(spec.result_dtypes))
+    results = tuple(wrap(u, device) for u in call_results(spec, [t.uop for t in ts]))
     return results[0] if len(results) == 1 else results
 
 

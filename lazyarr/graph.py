@@ -165,14 +165,18 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
     return tuple(out)
 
 
-def gather_uop(x: UOp, indices: Sequence[UOp], increasing_axis: int | None = None) -> UOp:
+def gather_uop(x: UOp, indices: Sequence[UOp], increasing_axis: int | None = None,
+               permutation_axis: int | None = None) -> UOp:
     """x at data-dependent positions: one integer index array per axis of x, all of one shape
     (the result's). The caller has checked that the indices are in range. `increasing_axis` d
     says that the gather picks along axis d only, at strictly increasing positions (the indices of
     the other axes are the output's own positions): a selection, such as a mask's, whose gradient
-    is a gather as well (arg ("increasing", d))."""
+    is a gather as well (arg ("increasing", d)). `permutation_axis` d says the same of positions
+    that permute each line along axis d (a sort's), whose gradient is a scatter (arg
+    ("permutation", d))."""
     assert len(indices) == len(x.shape) and all(i.shape == indices[0].shape for i in indices)
-    arg = None if increasing_axis is None else ("increasing", increasing_axis)
+    arg = ("increasing", increasing_axis) if increasing_axis is not None else \
+        ("permutation", permutation_axis) if permutation_axis is not None else None
     return UOp(Ops.GATHER, x.dtype, (x, *indices), arg)
 
 
@@ -210,6 +214,12 @@ def sorts_equal(a: UOp, b: UOp) -> UOp:
     if not a.dtype.is_float:
         return eq
     return alu(Ops.OR, eq, alu(Ops.AND, alu(Ops.CMPNE, a, a), alu(Ops.CMPNE, b, b)))
+
+
+def call_results(spec: Any, srcs: Sequence[UOp]) -> tuple[UOp, ...]:
+    """The results of a CALL running `spec` (a `CallSpec`) on `srcs`."""
+    call = UOp(Ops.CALL, dtypes.void, tuple(srcs), spec)
+    return tuple(UOp(Ops.CALL_RESULT, d, (call,), i) for i, d in enumerate(spec.result_dtypes))
 
 
 def real_part(u: UOp) -> UOp:

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import dtypes
+from lazyarr.compiler.ir_kernels import scatter_last
 from lazyarr.compiler.uop import FUNCTION_COST, OP_DEFS, GroupOp, Ops, UOp, c_idiv
 from lazyarr.dtypes import DType
 from lazyarr.graph import (alu, cast_uop, expand_uop, flip_uop, gather_uop, lower_bound, pad_uop, permute_uop, reshape_uop,
@@ -322,12 +323,24 @@ def _selection_grad(y: UOp, g: UOp, axis: int) -> UOp | None:
     return alu(Ops.WHERE, expand_uop(reshape_uop(hit, along), x.shape), gather_uop(g, src), 0)
 
 
+def _permutation_grad(y: UOp, g: UOp, axis: int) -> UOp:
+    """The gradient of a gather that permutes each line along `axis`: the adjoint put back where
+    each element came from (a scatter, `ir_kernels.scatter_last`, along the axis moved last)."""
+    order = [a for a in range(len(y.shape)) if a != axis] + [axis]
+    back = [order.index(a) for a in range(len(order))]
+    moved = scatter_last(permute_uop(g, order), cast_uop(permute_uop(y.src[1 + axis], order), dtypes.int64))
+    return permute_uop(moved, back)
+
+
 def _gather_grad(y: UOp, i: int, g: UOp) -> UOp | None:
     """d/dx of a gather is a scatter-add of the adjoint, written as a reduction over the output:
-    dx[j] = Σ_out g[out]·[index(out) = j] (a one-hot product, as tinygrad's gather gradient), or
-    for a selection at increasing positions (a mask's), a gather of the adjoint."""
+    dx[j] = Σ_out g[out]·[index(out) = j] (a one-hot product, as tinygrad's gather gradient); for
+    a selection at increasing positions (a mask's), a gather of the adjoint; for a permutation (a
+    sort's), a scatter."""
     if i != 0:
         return None
+    if y.arg is not None and y.arg[0] == "permutation":
+        return _permutation_grad(y, g, y.arg[1])
     if y.arg is not None:
         return _selection_grad(y, g, y.arg[1])
     x, idx = y.src[0], y.src[1:]

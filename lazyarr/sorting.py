@@ -1,20 +1,26 @@
-"""Sorting functions (array API section "Sorting Functions"), with NumPy's names and keywords: a
-bitonic sorting network built from lazyarr's own ops, so the compiler generates the kernels on
-every device.
+"""Sorting functions (array API section "Sorting Functions"), with NumPy's names and keywords,
+computed by kernels lazyarr's compiler generates on every device. Three sorts, chosen by the axis's
+length and the device:
+- a short axis is sorted by counting (each element's rank is how many elements come before it);
+- on a device whose threads run long loops well (`Device.long_loops`: the CPU, PoCL) by radix
+  sort (`lazyarr.radix_sort`: a few passes of kernels written in the IR, ~3 ms for 1M float32);
+- elsewhere (a GPU) by a bitonic sorting network built from lazyarr's own ops.
 
-The axis to sort is moved last and padded to a power of two N with a sentinel that sorts after
-every value. The network is log2(N)·(log2(N)+1)/2 compare-exchange stages; stage (k, j) views the
-axis as (N/2j, 2, j), compares the two halves of each pair elementwise and keeps the smaller first
-in the blocks of length k that sort ascending (the others descending), so each stage is movement
-ops, comparisons and selects, one kernel (a CONTIGUOUS) per stage: fusing t stages would save
-t - 1 passes over memory but make each element read 2^t elements of the stage before, which
-measured slower (1M float32: 83 ms a kernel per stage, 110-900 ms two stages per kernel).
+The network: the axis to sort is moved last and padded to a power of two N with a sentinel that
+sorts after every value. The network is log2(N)·(log2(N)+1)/2 compare-exchange stages; stage (k, j)
+views the axis as (N/2j, 2, j), compares the two halves of each pair elementwise and keeps the
+smaller first in the blocks of length k that sort ascending (the others descending), so each stage
+is movement ops, comparisons and selects, one kernel (a CONTIGUOUS) per stage: fusing t stages
+would save t - 1 passes over memory but make each element read 2^t elements of the stage before,
+which measured slower (1M float32: 83 ms a kernel per stage, 110-900 ms two stages per kernel).
 
 Order: NaNs after every number (NumPy's order); with `descending`, the reverse order (NaNs first)
-while equal elements keep their order when `stable`. `argsort` carries the positions with the
-values and breaks ties by position, so it is always stable. The relative order of -0.0 and 0.0 in
-`sort`'s result is unspecified (the standard leaves it so). Complex arrays sort as NumPy's do: by
-the real part, then the imaginary part (their positions sorted, the values gathered).
+while equal elements keep their order when `stable`. `argsort` is always stable. The relative
+order of -0.0 and 0.0 in `sort`'s result is unspecified (the standard leaves it so; the radix
+sort puts -0.0 first). Complex arrays sort as NumPy's do: by the real part, then the imaginary
+part (their positions sorted, the values gathered). Gradients flow through `sort`: the network's
+selects carry them, and a radix sort's values are gathered at its positions, a gather whose
+gradient is a scatter (`ir_kernels.scatter_last`).
 """
 from __future__ import annotations
 
@@ -23,10 +29,11 @@ import operator
 from typing import Any
 
 from lazyarr import dtypes
-from lazyarr.arrays import Array, wrap
+from lazyarr.arrays import Array, graph_requires_grad, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor
 from lazyarr.dtypes import DType
+from lazyarr.radix_sort import radix_sort
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, imag_part, normalize_axis, pad_uop,
                            permute_uop, real_part, reshape_uop, shrink_uop, sorts_before, sorts_equal)
 
@@ -114,6 +121,23 @@ def _by_counting(keys: list[UOp], before, positions_wanted: bool) -> UOp:
     return cast_uop(out, dtypes.int64 if positions_wanted else keys[0].dtype)
 
 
+def _by_radix(keys: list[UOp], device: Any, descending: bool, positions_wanted: bool) -> UOp:
+    """The sorted values (or the positions that sort them) of the last axis, by radix sort
+    (`lazyarr.radix_sort`): the least significant key first, each next key sorted from the order
+    the ones after it gave (gathered at those positions)."""
+    positions = None
+    for i in range(len(keys) - 1, -1, -1):
+        key = keys[i] if positions is None else _permuted(keys[i], positions)
+        values, positions = radix_sort(key, device, descending, positions, want_values=i == 0 and not positions_wanted)
+    return positions if positions_wanted else values
+
+
+def _permuted(u: UOp, positions: UOp) -> UOp:
+    """u's last axis permuted by `positions` (int64, of u's shape): a gather whose gradient is a scatter."""
+    return gather_uop(u, [_positions_along(u.shape, a) for a in range(len(u.shape) - 1)] + [positions],
+                      permutation_axis=len(u.shape) - 1)
+
+
 def _order(descending: bool, n_keys: int, with_positions: bool):
     """`before(a, b)` over lists of key nodes (lexicographic: a complex number by its real part,
     then its imaginary part), then, with positions, the position (the lists' last node)."""
@@ -150,6 +174,8 @@ def _sorted_last(x: Array, ax: int, order: tuple[int, ...], descending: bool, wi
     d = keys[0].dtype
     if n <= 16 or (n <= COUNTING_SORT_MAX and math.prod(u.shape) * n <= COUNTING_SORT_WORK):
         return [_by_counting(keys, _order(descending, len(keys), True), with_positions)]
+    if x.device.long_loops:
+        return [_by_radix(keys, x.device, descending, with_positions)]
     size = 1 << (n - 1).bit_length()
     keys = [_pad_with(k, size, _sentinel(d, descending)) for k in keys]
     if with_positions:
@@ -204,11 +230,13 @@ def sort(x: Array, /, axis: int | None = -1, kind: str | None = None, order: Any
     x, ax, order_ = _prepared("sort", x, axis)
     if x.shape[ax] <= 1:
         return x
-    values = _sorted_last(x, ax, order_, descending, with_positions=False)[-1]
-    if x.dtype.is_complex:   # the positions: the values are gathered at them
+    # the values gathered at the sorting positions where they are complex, or where a gradient must
+    # flow (a radix sort's kernels carry none; the gather's is a scatter)
+    gathered = x.dtype.is_complex or (x.device.long_loops and graph_requires_grad(x.uop))
+    values = _sorted_last(x, ax, order_, descending, with_positions=gathered)[-1]
+    if gathered:
         u = permute_uop(x.uop, order_)
-        positions = _restored(values, x.shape[ax], tuple(range(len(order_))))
-        values = gather_uop(u, [_positions_along(u.shape, a) for a in range(len(u.shape) - 1)] + [positions])
+        values = _permuted(u, _restored(values, x.shape[ax], tuple(range(len(order_)))))
     return wrap(_restored(values, x.shape[ax], order_), x.device)
 
 

@@ -1,5 +1,7 @@
-"""Sorting (the network and counting sorts), unique_* and isin against NumPy, over dtypes, shapes
-(both sorts' sizes, padding to a power of two), axes, NaNs, ties and inputs made several ways."""
+"""Sorting (the counting sort, the device's sort for longer axes: the radix sort on the CPU and
+PoCL, the network on GPUs, and the network forced on every device), unique_* and isin against
+NumPy, over dtypes, shapes (each sort's sizes, the network's padding to a power of two), axes,
+NaNs, ties and inputs made several ways."""
 import zlib
 
 import numpy as np
@@ -9,7 +11,7 @@ import lazyarr as xp
 
 DTYPES = ["bool", "int8", "uint8", "int32", "uint32", "int64", "float32", "float64"]
 SIZES = [1, 2, 3, 7, 16, 17, 64, 100]   # the counting sort (up to 256 elements)
-NETWORK_SIZES = [257, 1000]             # the network (padded to 512 and 1024)
+NETWORK_SIZES = [257, 1000]             # the device's sort (the network pads them to 512 and 1024)
 # the network's comparisons differ by kind only: its sizes for one dtype of each (each dtype's
 # kernels are compiled anew, which costs minutes on OpenCL)
 NETWORK_DTYPES = {"bool", "uint8", "int32", "float32"}
@@ -52,6 +54,26 @@ def test_sort_and_argsort_match_numpy(dtype, how):
         got = np.asarray(xp.argsort(x))
         np.testing.assert_array_equal(got, np.argsort(a, kind="stable"), err_msg=f"n={n}")
         assert xp.argsort(x).dtype == xp.int64
+
+
+@pytest.fixture
+def network(monkeypatch):
+    """The device sorts by the bitonic network (a GPU's sort) in the test, whatever it is."""
+    monkeypatch.setattr(type(xp.asarray(1).device), "long_loops", False)
+
+
+@pytest.mark.parametrize("dtype", sorted(NETWORK_DTYPES))
+def test_the_network_sorts_as_numpy(network, dtype):
+    rng = np.random.default_rng(zlib.crc32(f"network {dtype}".encode()))
+    for n in NETWORK_SIZES:
+        a = sample(rng, (2, n), dtype)
+        x = made(a, "view")
+        np.testing.assert_array_equal(np.asarray(xp.sort(x)), np.sort(a), err_msg=f"n={n}")
+        np.testing.assert_array_equal(np.asarray(xp.argsort(x)), np.argsort(a, kind="stable"), err_msg=f"n={n}")
+        picked = np.take_along_axis(a, np.asarray(xp.argsort(x, descending=True)), -1)
+        np.testing.assert_array_equal(picked, np.flip(np.sort(a), -1))
+    z = (rng.integers(0, 3, 300) + 1j * rng.integers(0, 3, 300)).astype(np.complex64)
+    np.testing.assert_array_equal(np.asarray(xp.sort(xp.asarray(z))), np.sort(z))
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float32"])

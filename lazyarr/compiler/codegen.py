@@ -33,7 +33,7 @@ from lazyarr.compiler.opts import optimize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.patterns import graph_rewrite
 from lazyarr.compiler.symbolic import symbolic
-from lazyarr.compiler.uop import Ops, UOp, is_generic, pretty
+from lazyarr.compiler.uop import Ops, UOp, is_generic, is_written_by_hand, pretty
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,9 @@ class KernelSource:
 
 def kernel_name(sink: UOp) -> str:
     """E_<output loop sizes> for elementwise kernels, r_<...>_<reduce loop sizes> with reductions
-    (a size argument by its name)."""
+    (a size argument by its name); a kernel written in the IR by the name its SINK gives."""
+    if is_written_by_hand(sink):
+        return sink.arg[2]
     def length(r: UOp) -> str:
         return str(r.src[0].arg) if r.src[0].op is Ops.CONST else r.src[0].arg[0]
     out_loops: list[str] = []

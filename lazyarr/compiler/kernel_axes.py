@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from lazyarr import dtypes
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.symbolic import simplify
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, is_written_by_hand
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,15 @@ class Kernel:
 
 
 def analyse(sink: UOp) -> Kernel | None:
-    """The kernel's store, output and reduction ranges, or None for a kernel of another shape."""
+    """The kernel's store, output and reduction ranges, or None for a kernel of another shape (or
+    one written in the IR by hand, whose loops stay as written)."""
     if sink.op is not Ops.SINK or len(sink.src) != 1:
         return None
     root = sink.src[0]
     store, out_ranges = (root.src[0], list(root.src[1:])) if root.op is Ops.END else (root, [])
     if store.op is not Ops.STORE or not store.src[0].src[-1].is_const(True):
+        return None
+    if is_written_by_hand(sink):
         return None
     nodes = sink.toposort()
     if any(u.dtype.count > 1 for u in nodes if not isinstance(u.dtype, dtypes.PtrDType)):

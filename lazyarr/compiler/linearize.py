@@ -5,7 +5,7 @@ A priority-aware topological sort. Among the nodes whose sources are all placed,
 one with the smallest key (run_count, priority, position): run_count is how often the node runs,
 the product of the sizes of the ranges it is inside of (loop-invariant work is hoisted out of
 inner loops); priority breaks ties: DEFINE_GLOBAL −20, DEFINE_VAR −19, DEFINE_LOCAL −18,
-DEFINE_ACC −17 (registers), CONST −10, END −5, LOAD −1, STORE +1, RANGE +5, others 0; position
+DEFINE_ACC and DEFINE_REG −17 (registers), CONST −10, END −5, LOAD −1, STORE +1, RANGE +5, others 0; position
 (the node's place in a plain topological order) keeps the result deterministic.
 
 The result respects every edge of the graph: a node comes after all of its sources, so
@@ -21,7 +21,7 @@ import math
 
 from lazyarr.compiler.uop import Ops, UOp
 
-PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_LOCAL: -18, Ops.DEFINE_ACC: -17, Ops.CONST: -10,
+PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_LOCAL: -18, Ops.DEFINE_ACC: -17, Ops.DEFINE_REG: -17, Ops.CONST: -10,
             Ops.END: -5, Ops.LOAD: -1, Ops.STORE: 1, Ops.RANGE: 5}
 
 

@@ -1,6 +1,7 @@
 """Render a linearized kernel as C: one function taking its buffers as an array of addresses.
 
-Loops become `for` statements, accumulators local variables, and ALU ops C expressions. A value
+Loops become `for` statements, accumulators local variables, private arrays (DEFINE_REG) arrays
+declared where their loop's body begins, and ALU ops C expressions. A value
 used once, inside the same loops as its user, is written inline; any other value gets a `const`
 local. The C follows NumPy's semantics where C's differ: integer division and remainder by zero
 give 0 and INT_MIN/-1 wraps (helpers), shifts by the type's width or more give 0 (or -1 for a
@@ -17,7 +18,7 @@ from lazyarr.compiler.kernel_axes import OptTarget
 from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
-from lazyarr.compiler.renderer import Renderer
+from lazyarr.compiler.renderer import Renderer, ordered_loops
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, size_var_index
 from lazyarr.dtypes import DType
 
@@ -393,14 +394,18 @@ class CRenderer(Renderer):
         kernel does enough work to pay for them (how many threads is the launch's last argument,
         `lz_threads`: the runtime passes fewer while other processes keep the cores busy); an
         innermost loop that sums into a float
-        accumulator may reassociate the sum (`omp simd reduction`), so that it vectorises."""
+        accumulator may reassociate the sum (`omp simd reduction`), so that it vectorises. Loops that
+        update a private array (`ordered_loops`) get neither."""
         out: dict[UOp, str] = {}
+        ordered = ordered_loops(program)
         store_ranges = frozenset().union(*(u.ranges for u in program if u.op is Ops.STORE))
         work = sum(run_count(u) * u.dtype.count for u in program if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))
         elementwise = not any(u.op is Ops.DEFINE_ACC for u in program)
         depth = 0
         for i, u in enumerate(program):
-            if u.op is Ops.RANGE:
+            if u.op is Ops.RANGE and u in ordered:
+                depth += 1
+            elif u.op is Ops.RANGE:
                 size = u.src[0].arg if u.src[0].op is Ops.CONST else 0
                 if depth == 0 and u in store_ranges and settings.threads > 1 and size >= settings.threads and \
                         work >= PARALLEL_MIN_WORK:
@@ -504,6 +509,9 @@ class CRenderer(Renderer):
                 emit(self.vector_store(u.src[1].dtype, f"&{ref(u.src[0])}", ref(u.src[1])) + ";")
             elif op is Ops.STORE:
                 emit(f"{ref(u.src[0])} = {ref(u.src[1])};")
+            elif op is Ops.DEFINE_REG:
+                names[u] = f"reg{u.arg[0]}"
+                emit(f"{c_type(u.dtype.base)} {names[u]}[{u.arg[1]}];")
             elif op is Ops.DEFINE_ACC:
                 names[u] = fresh("acc")
                 emit(f"{c_type(u.dtype)} {names[u]} = {ref(u.src[0])};")

@@ -20,6 +20,9 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
   (`get_group_id`), its strided ranges over the work-items of a group (`get_local_id`), work-group
   memory is `__local`, BARRIER is `barrier(CLK_LOCAL_MEM_FENCE)`, and a loop around a BARRIER
   ends with one too;
+- a kernel written in the IR with private arrays (DEFINE_REG, private to a work-item) spreads only
+  the loops around all of its stores, never one that updates a private array
+  (`renderer.ordered_loops`);
 - no OpenMP pragmas, and transcendental functions use the device's built-ins (OpenCL requires
   them to be within a few ulp; they are fast on GPUs).
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 from lazyarr import dtypes
 from lazyarr.compiler.kernel_axes import OptTarget
 from lazyarr.compiler.render_c import INFIX, MATH_FUNCTIONS, UNSIGNED_OF, CRenderer, c_type
+from lazyarr.compiler.renderer import ordered_loops
 from lazyarr.compiler.uop import Ops, UOp
 
 TYPEDEFS = ("typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
@@ -103,6 +107,11 @@ class OpenCLRenderer(CRenderer):
             # (16, 2, 32768) keeps 65536 work-items busy, not 32); the others loop in each work-item
             longest = sorted(outer, key=lambda r: -r.src[0].arg)[:self.grid_dims]
             parallel = [r for r in outer if r in longest]
+        if any(u.op is Ops.DEFINE_REG for u in program):
+            # a kernel written in the IR: only loops around all of its stores are spread, and none
+            # that updates a private array (a work-item runs those in order)
+            around = frozenset.intersection(*(u.ranges for u in program if u.op is Ops.STORE)) - ordered_loops(program)
+            parallel = sorted(around, key=lambda r: r.arg)[:self.grid_dims]
         if lid is None and any(r not in a.ranges for a in program if a.op is Ops.DEFINE_ACC for r in parallel[1:]):
             parallel = parallel[:1]   # a work-item per element would compute the reduction again
         self._dims = {r: len(parallel) - 1 - i for i, r in enumerate(parallel)}   # the innermost is dimension 0

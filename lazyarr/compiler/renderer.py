@@ -8,7 +8,29 @@ from typing import Any
 
 from lazyarr.compiler.kernel_axes import OptTarget
 from lazyarr.compiler.patterns import PatternMatcher
-from lazyarr.compiler.uop import GroupOp, UOp
+from lazyarr.compiler.uop import GroupOp, Ops, UOp
+
+
+def private_array(u: UOp) -> UOp | None:
+    """The DEFINE_REG an address's buffer is (through AFTERs), or None for other memory."""
+    while u.op is Ops.AFTER:
+        u = u.src[0]
+    return u if u.op is Ops.DEFINE_REG else None
+
+
+def ordered_loops(program: list[UOp]) -> frozenset[UOp]:
+    """The loops whose iterations must run one after another, in one thread or work-item: those
+    inside which a private array (DEFINE_REG) defined outside the loop is both read and written
+    (a counter that each iteration updates). Every other loop's iterations are independent:
+    rangeify's kernels store each element of a buffer once and never read one another
+    iteration writes, and kernels built by hand (`lazyarr.calls.ir_kernel`) promise the same of
+    global memory, keeping what iterations share in private arrays."""
+    reads: dict[UOp, set[UOp]] = {}
+    writes: dict[UOp, set[UOp]] = {}
+    for u in program:
+        if u.op in (Ops.LOAD, Ops.STORE) and (reg := private_array(u.src[0].src[0])) is not None:
+            (reads if u.op is Ops.LOAD else writes).setdefault(reg, set()).update(u.ranges)
+    return frozenset().union(*((reads[r] & writes[r]) - r.ranges for r in reads if r in writes))
 
 
 class Renderer:

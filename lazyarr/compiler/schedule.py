@@ -533,11 +533,13 @@ def call_run(s: UOp) -> UOp | None:
     return base if offset == 0 and base.op is Ops.BUFFER and base.dtype == s.dtype else None
 
 
-def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], replaced: dict[UOp, UOp]) -> CallItem:
+def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], replaced: dict[UOp, UOp]
+               ) -> CallItem | ScheduleItem:
     """The item running a CALL: its results' buffers (unread results get buffers too), its inputs'
-    buffers, and a buffer for each written input's new value."""
+    buffers, and a buffer for each written input's new value. An IR kernel's item is a kernel's
+    (it writes no input, and lends no output an input's storage)."""
     spec = call.arg
-    device = spec.device or get_device()
+    device = spec.device or _graph_device(call) or get_device()
     results = []
     for i, dtype in enumerate(spec.result_dtypes):
         node = UOp(Ops.CALL_RESULT, dtype, (call,), i)
@@ -547,6 +549,8 @@ def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], rep
         v = _replace_points(s, views, replaced)
         inputs.append(view_buffer(v) if is_buffer_view(v) else call_run(v).arg)
     n_out = len(spec.outputs)
+    if spec.kernel is not None:   # a kernel written in the IR: generated and run as any other kernel
+        return ScheduleItem(spec.kernel, results[:n_out] + inputs, device, (), n_out, ())
     return CallItem(spec, results[:n_out] + inputs + results[n_out:], device)
 
 
@@ -563,8 +567,10 @@ def _replace_points(u: UOp, views: dict[UOp, UOp], done: dict[UOp, UOp]) -> UOp:
 
 
 def _graph_device(u: UOp) -> Device | None:
-    if u.op is Ops.CALL_RESULT:   # a call runs on the device it was made for
-        return u.src[0].arg.device
+    if u.op is Ops.CALL_RESULT:   # a call runs on the device it was made for, else on its inputs'
+        u = u.src[0]
+        if u.arg.device is not None:
+            return u.arg.device
     for n in u.toposort(lambda x: x.op is Ops.COPY):
         if n.op is Ops.BUFFER:
             return n.arg.device

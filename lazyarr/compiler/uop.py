@@ -11,7 +11,7 @@ The op set has three layers, all in `Ops`:
   (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP), CONTIGUOUS, COPY, DETACH;
 - rangeify ops: INDEX (a value at given indices) and REDUCE (a reduction over explicit RANGEs);
 - kernel ops: DEFINE_GLOBAL, DEFINE_VAR, DEFINE_ACC, RANGE, LOAD, STORE, ASSIGN, END, AFTER, IF,
-  ENDIF, SINK, DEFINE_LOCAL and BARRIER (work-group memory), and the vector ops VECTORIZE, GEP, CAT (vector dtypes: `DType.vec(n)`).
+  ENDIF, SINK, DEFINE_LOCAL and BARRIER (work-group memory), DEFINE_REG (private arrays), and the vector ops VECTORIZE, GEP, CAT (vector dtypes: `DType.vec(n)`).
 The semantics of each tensor op (shape, dtype, constant folding, local gradient) live in
 `lazyarr.ops`.
 """
@@ -21,6 +21,7 @@ import math
 import struct
 import weakref
 from _weakref import _remove_dead_weakref
+from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Any, Callable, Iterator
 
@@ -67,6 +68,9 @@ class Ops(Enum):
     # work-groups (group reductions): DEFINE_LOCAL is work-group memory (arg (number, size)),
     # BARRIER waits for every work-item of the group (src: what must be done before)
     DEFINE_LOCAL = auto(); BARRIER = auto()
+    # DEFINE_REG: an array private to one thread or work-item (arg (number, size); src: the loops
+    # it is defined inside, so each of their iterations has its own)
+    DEFINE_REG = auto()
     # vectors: VECTORIZE builds a vector from scalars, GEP takes lanes (arg: tuple of lane
     # indices), CAT joins vectors
     VECTORIZE = auto(); GEP = auto(); CAT = auto()
@@ -104,6 +108,34 @@ def _arg_key(arg: Any) -> Any:
     if isinstance(arg, complex):
         return ("c", _arg_key(arg.real), _arg_key(arg.imag))
     return arg
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """What a CALL node runs: `source` (C) with entry `name`, `routine` (a Python callable), or
+    `kernel` (a kernel graph written in the IR, which the device's renderer turns into source and
+    which runs as any generated kernel does: its buffers the outputs, then the inputs);
+    `outputs` the new results' (shape, dtype); `writes` the inputs it writes through; `scalars`
+    extra arguments (ints and floats) passed after the buffers; `input_specs` the inputs'
+    (shape, dtype)."""
+    name: str
+    source: str | None
+    routine: Callable[..., Any] | None
+    input_specs: tuple[tuple[tuple[int, ...], DType], ...]
+    outputs: tuple[tuple[tuple[int, ...], DType], ...]
+    writes: tuple[int, ...]
+    scalars: tuple[Any, ...]
+    global_size: tuple[int, ...] | None = None   # OpenCL: the work-items to launch
+    device: Any = None                             # where it runs: its inputs' device
+    kernel: UOp | None = None                      # an IR kernel's graph (a SINK)
+
+    @property
+    def result_shapes(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(s for s, _ in self.outputs) + tuple(self.input_specs[i][0] for i in self.writes)
+
+    @property
+    def result_dtypes(self) -> tuple[DType, ...]:
+        return tuple(d for _, d in self.outputs) + tuple(self.input_specs[i][1] for i in self.writes)
 
 
 # Each tensor-level op's definition (`lazyarr.ops.OpDef`: its shape rule, constant folding and
@@ -356,6 +388,12 @@ def is_size_var(u: UOp) -> bool:
 def is_generic(sink: UOp) -> bool:
     """Whether a rangeified kernel is shape-generic: its SINK counts size arguments (see rangeify)."""
     return bool(sink.arg and sink.arg[1])
+
+
+def is_written_by_hand(sink: UOp) -> bool:
+    """Whether a kernel was written in the IR (`lazyarr.compiler.ir_kernels`): its SINK names it,
+    and its loops stay as written."""
+    return sink.arg is not None and len(sink.arg) > 2
 
 
 def size_var_index(u: UOp) -> int:

@@ -1,43 +1,18 @@
-"""Custom kernels and precompiled routines as the runtime sees them: the `CallSpec` a CALL node
-carries, the C entry point that adapts a user's kernel to lazyarr's convention (`c_wrapper`),
-the scalar words it receives (`scalar_bits`) and the arrays a precompiled routine is called with
-(`as_numpy_args`). `lazyarr.calls` builds the CALL nodes from tensors."""
+"""Custom kernels and precompiled routines as the runtime sees them: the C entry point that adapts
+a user's kernel to lazyarr's convention (`c_wrapper`), the scalar words it receives
+(`scalar_bits`) and the arrays a precompiled routine is called with (`as_numpy_args`). The
+`CallSpec` a CALL node carries is the IR's (`lazyarr.compiler.uop`); `lazyarr.calls` builds the
+CALL nodes from tensors."""
 from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from lazyarr.compiler.render_c import c_type
-from lazyarr.dtypes import DType
-
-
-@dataclass(frozen=True)
-class CallSpec:
-    """What a CALL node runs: `source` (C) with entry `name`, or `routine` (a Python callable);
-    `outputs` the new results' (shape, dtype); `writes` the inputs it writes through; `scalars`
-    extra arguments (ints and floats) passed after the buffers; `input_specs` the inputs'
-    (shape, dtype)."""
-    name: str
-    source: str | None
-    routine: Callable[..., Any] | None
-    input_specs: tuple[tuple[tuple[int, ...], DType], ...]
-    outputs: tuple[tuple[tuple[int, ...], DType], ...]
-    writes: tuple[int, ...]
-    scalars: tuple[Any, ...]
-    global_size: tuple[int, ...] | None = None   # OpenCL: the work-items to launch
-    device: Any = None                             # where it runs: its inputs' device
-
-    @property
-    def result_shapes(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(s for s, _ in self.outputs) + tuple(self.input_specs[i][0] for i in self.writes)
-
-    @property
-    def result_dtypes(self) -> tuple[DType, ...]:
-        return tuple(d for _, d in self.outputs) + tuple(self.input_specs[i][1] for i in self.writes)
+from lazyarr.compiler.uop import CallSpec
 
 
 def as_numpy_args(spec: CallSpec, buffers: Sequence[Any]) -> list[np.ndarray]:

@@ -50,6 +50,7 @@ class CPUDevice(Device):
     name = "cpu"
     host_memory = True
     plans_kernels = True
+    long_loops = True
 
     def __init__(self) -> None:
         self._renderer = CRenderer()

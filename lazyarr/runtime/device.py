@@ -26,11 +26,14 @@ class Device:
     declare what they have: `fp64` (computes with float64), `host_memory` (its buffers are the
     host's memory: NumPy reads them in place, a precompiled routine runs on them), and
     `plans_kernels` (it compiles a schedule's kernels from their graphs, `plan_kernel`, which lets
-    the executor know a kernel by its graph without generating its source)."""
+    the executor know a kernel by its graph without generating its source), and `long_loops` (a
+    few threads that each run a long loop in order do the work well, as a CPU's cores do; a GPU
+    wants many short work-items instead: algorithms such as the sort choose by it)."""
     name: str
     fp64 = True
     host_memory = False
     plans_kernels = False
+    long_loops = False
 
     def __repr__(self) -> str:
         return f"Device({self.name!r})"

@@ -107,6 +107,7 @@ class OpenCLDevice(Device):
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context)
         self.fp64 = self.cl_device.double_fp_config != 0
+        self.long_loops = bool(self.cl_device.type & cl.device_type.CPU)   # PoCL: a CPU's cores
         # the largest power of two up to 256 that the device's work-groups and local memory take
         # (a group reduction keeps 1.5 elements of 8 bytes per work-item, per reduction)
         limit = min(GROUP_SIZE, self.cl_device.max_work_group_size, self.cl_device.local_mem_size // 64)

@@ -1,0 +1,107 @@
+"""Kernels written in the IR by hand, for what no composition of tensor ops computes well: a CALL
+node whose spec holds a kernel graph (`CallSpec.kernel`) that the device's renderer turns into
+source, compiled, cached and launched as any generated kernel (`lazyarr.compiler.schedule` makes
+its item a kernel's: the outputs' buffers, then the inputs'; kernel optimisation leaves it as
+written).
+
+The graph is kernel-level: DEFINE_GLOBAL arguments (numbered: the outputs, then the inputs), RANGE
+loops closed by END, INDEX/LOAD/STORE, and DEFINE_REG private arrays. What it promises the
+renderers: each element of a global buffer is stored at most once and never read by another
+iteration of a loop; what iterations share lives in private arrays, and a loop that updates one
+runs in order (`lazyarr.compiler.renderer.ordered_loops`); the others may run in parallel, and
+the outermost loop around every store is spread over threads or work-items. A private array a
+loop updates is read through `after(array, what came before, *the loop)`, so that each read stays
+in its iteration.
+
+Here: the building blocks (`Kernel`, `arg`, `at`, `load`, `store`, `end`, `after`, `sink`),
+`ir_call` (a kernel's CALL results), and `scatter_last` (values put at a permutation's positions:
+the gradient of a gather along a permutation, such as a sort's)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import CallSpec, Ops, UOp
+from lazyarr.dtypes import DType
+from lazyarr.graph import call_results, reshape_uop
+
+_TRUE = UOp.const(dtypes.bool_, True)
+
+
+class Kernel:
+    """A kernel under construction: numbers its loops and private arrays."""
+
+    def __init__(self) -> None:
+        self.loops = 0
+        self.regs = 0
+
+    def loop(self, n: int) -> UOp:
+        self.loops += 1
+        return UOp(Ops.RANGE, dtypes.index, (UOp.const(dtypes.index, n),), self.loops - 1)
+
+    def private(self, dtype: DType, size: int, inside: UOp) -> UOp:
+        """An array of `size` elements that each iteration of loop `inside` has for itself."""
+        self.regs += 1
+        return UOp(Ops.DEFINE_REG, dtypes.ptr(dtype, "reg"), (inside,), (self.regs - 1, size))
+
+
+def arg(number: int, dtype: DType) -> UOp:
+    return UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(dtype), (), number)
+
+
+def at(buf: UOp, i: UOp, gate: UOp = _TRUE) -> UOp:
+    """The address of element i of buf (a gated load reads 0 where the gate is false; a gated
+    store does not happen)."""
+    return UOp(Ops.INDEX, buf.dtype, (buf, i, gate))
+
+
+def load(address: UOp) -> UOp:
+    return UOp(Ops.LOAD, address.dtype.base, (address,))
+
+
+def store(address: UOp, value: UOp) -> UOp:
+    return UOp(Ops.STORE, dtypes.void, (address, value))
+
+
+def end(body: UOp | list[UOp], *loops: UOp) -> UOp:
+    """The loops closed around `body` (a store, or several)."""
+    if isinstance(body, list):
+        body = body[0] if len(body) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(body))
+    return UOp(Ops.END, dtypes.void, (body, *loops))
+
+
+def after(buf: UOp, done: UOp, *loops: UOp) -> UOp:
+    """buf once `done` has run, as read inside `loops`: a private array a loop updates is read in
+    every iteration, after the one before (the loops keep the read from being hoisted out)."""
+    return UOp(Ops.AFTER, buf.dtype, (buf, done, *loops))
+
+
+def sink(root: UOp, buffers: int, name: str) -> UOp:
+    """The kernel: `root` (its outermost END), taking `buffers` arguments, called `name`."""
+    return UOp(Ops.SINK, dtypes.void, (root,), (buffers, 0, name))
+
+
+def ir_call(kernel: UOp, device: Any, inputs: list[UOp], outputs: list[tuple[tuple[int, ...], DType]]
+            ) -> tuple[UOp, ...]:
+    """The results (tensor-level nodes of the given shapes and dtypes) of running `kernel` on the
+    tensor-level nodes `inputs` on `device` (None: the device the graph is realized on)."""
+    spec = CallSpec(kernel.arg[2], None, None, tuple((u.shape, u.dtype) for u in inputs), tuple(outputs), (), (),
+                    device=device, kernel=kernel)
+    return call_results(spec, inputs)
+
+
+def scatter_last(values: UOp, positions: UOp, device: Any = None) -> UOp:
+    """out[..., positions[..., i]] = values[..., i], where each row of `positions` (int64, of
+    values' shape) is a permutation of its row's indices: every element is written once."""
+    shape = values.shape
+    n, total = shape[-1], math.prod(shape)
+    k = Kernel()
+    out, vals, pos = arg(0, values.dtype), arg(1, values.dtype), arg(2, positions.dtype)
+    e = k.loop(total)
+    row_start = (e // n) * n if total > n else UOp.const(dtypes.index, 0)
+    to = row_start + load(at(pos, e)).cast(dtypes.index)
+    kernel = sink(end(store(at(out, to), load(at(vals, e))), e), 3, f"scatter_{total}_{n}")
+    flat = (total,)
+    result, = ir_call(kernel, device, [reshape_uop(values, flat), reshape_uop(positions, flat)], [(flat, values.dtype)])
+    return reshape_uop(result, shape)
