@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.ir_kernels import scatter_last
+from lazyarr.compiler.ir_kernels import scatter_add, scatter_last
 from lazyarr.compiler.uop import FUNCTION_COST, OP_DEFS, GroupOp, Ops, UOp, c_idiv
 from lazyarr.dtypes import DType
 from lazyarr.graph import (alu, cast_uop, expand_uop, flip_uop, gather_uop, lower_bound, pad_uop, permute_uop, reshape_uop,
@@ -333,32 +333,16 @@ def _permutation_grad(y: UOp, g: UOp, axis: int) -> UOp:
 
 
 def _gather_grad(y: UOp, i: int, g: UOp) -> UOp | None:
-    """d/dx of a gather is a scatter-add of the adjoint, written as a reduction over the output:
-    dx[j] = Σ_out g[out]·[index(out) = j] (a one-hot product, as tinygrad's gather gradient); for
-    a selection at increasing positions (a mask's), a gather of the adjoint; for a permutation (a
-    sort's), a scatter."""
+    """d/dx of a gather is a scatter-add of the adjoint (`ir_kernels.scatter_add`: O(n + k), where
+    a one-hot product summed over the output is O(n·k)); for a selection at increasing positions
+    (a mask's), a gather of the adjoint; for a permutation (a sort's), a scatter."""
     if i != 0:
         return None
     if y.arg is not None and y.arg[0] == "permutation":
         return _permutation_grad(y, g, y.arg[1])
     if y.arg is not None:
         return _selection_grad(y, g, y.arg[1])
-    x, idx = y.src[0], y.src[1:]
-    out_nd, x_nd = len(y.shape), len(x.shape)
-    full = y.shape + x.shape
-    hit = None
-    for axis, ix in enumerate(idx):
-        # ix over the output axes, compared with the position along x's axis
-        ix_full = expand_uop(reshape_uop(ix, y.shape + (1,) * x_nd), full)
-        pos_shape = tuple(n if a == axis else 1 for a, n in enumerate(x.shape))
-        pos = expand_uop(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), x.shape[axis]), ix.dtype),
-                                     (1,) * out_nd + pos_shape), full)
-        eq = alu(Ops.CMPEQ, ix_full, pos)
-        hit = eq if hit is None else alu(Ops.AND, hit, eq)
-    g_full = expand_uop(reshape_uop(g, y.shape + (1,) * x_nd), full)
-    picked = alu(Ops.WHERE, hit, g_full, 0)
-    summed = UOp(Ops.REDUCE_AXIS, g.dtype, (picked,), (Ops.ADD, tuple(range(out_nd))))
-    return reshape_uop(summed, x.shape)
+    return scatter_add(g, [cast_uop(ix, dtypes.int64) for ix in y.src[1:]], y.src[0].shape)
 
 
 class Gather(OpDef):

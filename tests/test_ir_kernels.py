@@ -8,7 +8,7 @@ import lazyarr as xp
 from lazyarr import dtypes
 from lazyarr.arrays import wrap
 from lazyarr.compiler.codegen import generate
-from lazyarr.compiler.ir_kernels import Kernel, after, arg, at, end, ir_call, load, scatter_last, sink, store
+from lazyarr.compiler.ir_kernels import Kernel, after, arg, at, end, ir_call, load, scatter_add, scatter_last, sink, store
 from lazyarr.compiler.kernel_axes import analyse
 from lazyarr.compiler.linearize import linearize
 from lazyarr.compiler.render_c import CRenderer
@@ -90,3 +90,31 @@ def test_scatter_last_puts_each_value_at_its_position(shape):
     np.put_along_axis(want, perm, values, axis=-1)
     np.testing.assert_array_equal(got, want)
     assert any(u.op is Ops.CALL_RESULT for u in scatter_last(v.uop, p.uop).toposort())
+
+
+def test_scatter_add_adds_repeated_positions_in_order_and_runs_in_one_loop():
+    rng = np.random.default_rng(4)
+    values = rng.standard_normal((50, 3)).astype(np.float32)
+    rows, cols = rng.integers(0, 6, (50, 3)), rng.integers(0, 2, (50, 3))
+    v, r, c = xp.asarray(values), xp.asarray(rows), xp.asarray(cols)
+    got = wrap(scatter_add(v.uop, [r.uop, c.uop], (6, 2)), v.device).numpy()
+    want = np.zeros((6, 2), np.float32)
+    np.add.at(want, (rows, cols), values)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    kernel = next(u for u in scatter_add(v.uop, [r.uop, c.uop], (6, 2)).toposort() if u.op is Ops.CALL).arg.kernel
+    program = linearize(kernel)
+    adding = [u for u in program if u.op is Ops.RANGE and u.src[0].arg == 150]
+    assert ordered_loops(program) == frozenset(adding)   # the zeroing loop may run in parallel
+    assert "get_global_id" not in generate(kernel, OpenCLRenderer(), opts=[]).source   # one work-item adds
+
+
+def test_a_gathers_gradient_is_a_scatter_add_at_any_size():
+    """An embedding's gradient: 50k rows looked up 40k times would be 2e9 products as a one-hot sum."""
+    rng = np.random.default_rng(8)
+    table = rng.standard_normal((50_000, 4)).astype(np.float32)
+    idx = rng.integers(0, 50_000, 40_000)
+    w = xp.asarray(table, requires_grad=True)
+    (w[xp.asarray(idx)] * 2.0).sum().backward()
+    want = np.zeros_like(table)
+    np.add.at(want, idx, 2.0)
+    np.testing.assert_array_equal(w.grad.numpy(), want)

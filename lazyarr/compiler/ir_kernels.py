@@ -8,14 +8,16 @@ The graph is kernel-level: DEFINE_GLOBAL arguments (numbered: the outputs, then 
 loops closed by END, INDEX/LOAD/STORE, and DEFINE_REG private arrays. What it promises the
 renderers: each element of a global buffer is stored at most once and never read by another
 iteration of a loop; what iterations share lives in private arrays, and a loop that updates one
-runs in order (`lazyarr.compiler.renderer.ordered_loops`); the others may run in parallel, and
+runs in order (`lazyarr.compiler.renderer.ordered_loops`), as does one that adds into a global
+buffer at positions loaded from data (a scatter-add); the others may run in parallel, and
 the outermost loop around every store is spread over threads or work-items. A private array a
 loop updates is read through `after(array, what came before, *the loop)`, so that each read stays
 in its iteration.
 
 Here: the building blocks (`Kernel`, `arg`, `at`, `load`, `store`, `end`, `after`, `sink`),
-`ir_call` (a kernel's CALL results), and `scatter_last` (values put at a permutation's positions:
-the gradient of a gather along a permutation, such as a sort's)."""
+`ir_call` (a kernel's CALL results), `scatter_last` (values put at a permutation's positions: the
+gradient of a gather along a permutation, such as a sort's) and `scatter_add` (values added at
+any positions, repeated ones in order: the gradient of any gather)."""
 from __future__ import annotations
 
 import math
@@ -104,4 +106,25 @@ def scatter_last(values: UOp, positions: UOp, device: Any = None) -> UOp:
     kernel = sink(end(store(at(out, to), load(at(vals, e))), e), 3, f"scatter_{total}_{n}")
     flat = (total,)
     result, = ir_call(kernel, device, [reshape_uop(values, flat), reshape_uop(positions, flat)], [(flat, values.dtype)])
+    return reshape_uop(result, shape)
+
+
+def scatter_add(values: UOp, indices: list[UOp], shape: tuple[int, ...], device: Any = None) -> UOp:
+    """An array of `shape`, zero but where values[e] is added at (indices[0][e], indices[1][e], ...)
+    for each e, one after another (repeated positions add up, in order; one thread). `indices`:
+    one int64 array per axis of `shape`, of values' shape, in range."""
+    total, m = math.prod(shape), math.prod(values.shape)
+    k = Kernel()
+    out, vals = arg(0, values.dtype), arg(1, values.dtype)
+    idx = [arg(2 + a, dtypes.int64) for a in range(len(shape))]
+    z = k.loop(total)
+    zeroed = end(store(at(out, z), UOp.const(values.dtype, 0)), z)
+    e = k.loop(m)
+    flat = UOp.const(dtypes.index, 0)
+    for a, ix in enumerate(idx):
+        flat = flat + load(at(ix, e)).cast(dtypes.index) * math.prod(shape[a + 1:])
+    slot = at(after(out, zeroed, e), flat)
+    kernel = sink(end(store(slot, load(slot) + load(at(vals, e))), e), 2 + len(shape), f"scatter_add_{m}_{total}")
+    flat_in = [reshape_uop(values, (m,))] + [reshape_uop(i, (m,)) for i in indices]
+    result, = ir_call(kernel, device, flat_in, [((total,), values.dtype)])
     return reshape_uop(result, shape)

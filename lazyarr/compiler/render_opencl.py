@@ -20,9 +20,9 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
   (`get_group_id`), its strided ranges over the work-items of a group (`get_local_id`), work-group
   memory is `__local`, BARRIER is `barrier(CLK_LOCAL_MEM_FENCE)`, and a loop around a BARRIER
   ends with one too;
-- a kernel written in the IR with private arrays (DEFINE_REG, private to a work-item) spreads only
-  the loops around all of its stores, never one that updates a private array
-  (`renderer.ordered_loops`);
+- a kernel with loops that run in order (`renderer.ordered_loops`: they update a private array,
+  DEFINE_REG, or scatter-add into a buffer) spreads only the loops around all of its stores,
+  never an ordered one;
 - no OpenMP pragmas, and transcendental functions use the device's built-ins (OpenCL requires
   them to be within a few ulp; they are fast on GPUs).
 """
@@ -107,10 +107,10 @@ class OpenCLRenderer(CRenderer):
             # (16, 2, 32768) keeps 65536 work-items busy, not 32); the others loop in each work-item
             longest = sorted(outer, key=lambda r: -r.src[0].arg)[:self.grid_dims]
             parallel = [r for r in outer if r in longest]
-        if any(u.op is Ops.DEFINE_REG for u in program):
-            # a kernel written in the IR: only loops around all of its stores are spread, and none
-            # that updates a private array (a work-item runs those in order)
-            around = frozenset.intersection(*(u.ranges for u in program if u.op is Ops.STORE)) - ordered_loops(program)
+        if ordered := ordered_loops(program):
+            # loops that run in order (a kernel written in the IR): only loops around all of the
+            # stores are spread, never an ordered one (a work-item runs those)
+            around = frozenset.intersection(*(u.ranges for u in program if u.op is Ops.STORE)) - ordered
             parallel = sorted(around, key=lambda r: r.arg)[:self.grid_dims]
         if lid is None and any(r not in a.ranges for a in program if a.op is Ops.DEFINE_ACC for r in parallel[1:]):
             parallel = parallel[:1]   # a work-item per element would compute the reduction again

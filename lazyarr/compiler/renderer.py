@@ -11,26 +11,34 @@ from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
 
 
-def private_array(u: UOp) -> UOp | None:
-    """The DEFINE_REG an address's buffer is (through AFTERs), or None for other memory."""
-    while u.op is Ops.AFTER:
-        u = u.src[0]
-    return u if u.op is Ops.DEFINE_REG else None
+def _memory(address: UOp) -> UOp | None:
+    """The memory an INDEX addresses where a loop may carry a dependency through it: a private array
+    (DEFINE_REG, through AFTERs), or a global buffer addressed at a position computed from loaded
+    data (a scatter-add's); None for other addresses."""
+    buf = address.src[0]
+    while buf.op is Ops.AFTER:
+        buf = buf.src[0]
+    if buf.op is Ops.DEFINE_REG:
+        return buf
+    if buf.op is Ops.DEFINE_GLOBAL and any(u.op is Ops.LOAD for u in address.src[1].toposort()):
+        return buf
+    return None
 
 
 def ordered_loops(program: list[UOp]) -> frozenset[UOp]:
     """The loops whose iterations must run one after another, in one thread or work-item: those
-    inside which a private array (DEFINE_REG) defined outside the loop is both read and written
-    (a counter that each iteration updates). Every other loop's iterations are independent:
-    rangeify's kernels store each element of a buffer once and never read one another
-    iteration writes, and kernels built by hand (`lazyarr.calls.ir_kernel`) promise the same of
-    global memory, keeping what iterations share in private arrays."""
+    inside which memory defined outside the loop is both read and written where an iteration may
+    read what another wrote: a private array (DEFINE_REG: a counter each iteration updates), or a
+    global buffer at positions computed from data (a scatter-add). Every other loop's iterations
+    are independent: rangeify's kernels store each element of a buffer once and read back only
+    what the same iteration stored, and kernels written by hand (`lazyarr.compiler.ir_kernels`)
+    keep to the same rule or to these two patterns."""
     reads: dict[UOp, set[UOp]] = {}
     writes: dict[UOp, set[UOp]] = {}
     for u in program:
-        if u.op in (Ops.LOAD, Ops.STORE) and (reg := private_array(u.src[0].src[0])) is not None:
-            (reads if u.op is Ops.LOAD else writes).setdefault(reg, set()).update(u.ranges)
-    return frozenset().union(*((reads[r] & writes[r]) - r.ranges for r in reads if r in writes))
+        if u.op in (Ops.LOAD, Ops.STORE) and (mem := _memory(u.src[0])) is not None:
+            (reads if u.op is Ops.LOAD else writes).setdefault(mem, set()).update(u.ranges)
+    return frozenset().union(*((reads[m] & writes[m]) - m.ranges for m in reads if m in writes))
 
 
 class Renderer:
