@@ -26,6 +26,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.realize import realized, run, schedule_realize
 from lazyarr.runtime.device import Buffer, Device
+from lazyarr.runtime.items import CallItem
 
 Shape = tuple[int, ...]
 
@@ -272,7 +273,10 @@ def realize(*tensors: Array) -> None:
             not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
     if not todo:
         return
-    views, items, programs = schedule_realize([(t.uop, t.device) for t in todo])
+    views, items, programs, marked = schedule_realize([(t.uop, t.device) for t in todo])
+    # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,
+    # so that the tensors can go back to them (otherwise they are let go of, see below)
+    before = [(t, t.uop) for t in todo] if any(type(it) is CallItem for it in items) else []
     for t in todo:
         # a tensor that gradients may still flow through keeps its computation (its value is found
         # through `realized`); any other drops it, freeing the graph
@@ -283,7 +287,12 @@ def realize(*tensors: Array) -> None:
         elif t._released or not t.requires_grad:
             t.uop = views[t.uop]
     del views   # the graphs are let go of before the kernels run: their buffers may be reused
-    run(items, programs)
+    try:
+        run(items, programs, marked)
+    except BaseException:   # a kernel failed: the tensors keep their graphs, nothing reads the buffers
+        for t, u in before:
+            t.uop = u
+        raise
 
 
 # ---- graph-building helpers used by the namespace modules ------------------------------------

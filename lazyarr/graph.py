@@ -219,7 +219,14 @@ def sorts_equal(a: UOp, b: UOp) -> UOp:
 def call_results(spec: Any, srcs: Sequence[UOp]) -> tuple[UOp, ...]:
     """The results of a CALL running `spec` (a `CallSpec`) on `srcs`."""
     call = UOp(Ops.CALL, dtypes.void, tuple(srcs), spec)
-    return tuple(UOp(Ops.CALL_RESULT, d, (call,), i) for i, d in enumerate(spec.result_dtypes))
+    return tuple(call_result(call, i) for i in range(len(spec.result_dtypes)))
+
+
+def call_result(call: UOp, i: int) -> UOp:
+    """Result i of a CALL; one of a call that has a gradient reads the call's inputs too, so that
+    gradients reach them (`lazyarr.ops.CallResult`)."""
+    src = (call, *call.src) if call.arg.grad is not None else (call,)
+    return UOp(Ops.CALL_RESULT, call.arg.result_dtypes[i], src, i)
 
 
 def real_part(u: UOp) -> UOp:

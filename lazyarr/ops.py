@@ -252,6 +252,22 @@ class Leaf(OpDef):
         return self._shape(u)
 
 
+def _call_grad(y: UOp, i: int, g: UOp) -> UOp | None:
+    """A call's gradient is its spec's (`CallSpec.grad`), for the inputs its results also read."""
+    call = y.src[0]
+    return None if i == 0 or call.arg.grad is None else call.arg.grad(call, y.arg, g)[i - 1]
+
+
+class CallResult(OpDef):
+    """CALL_RESULT(call[, its inputs]): the call's result number arg. A call whose spec has a
+    gradient (`CallSpec.grad`) gives its results its inputs as sources too, which gradients reach."""
+    op = Ops.CALL_RESULT
+    grad = staticmethod(_call_grad)
+
+    def shape(self, u: UOp) -> tuple[int, ...]:
+        return u.src[0].arg.result_shapes[u.arg]
+
+
 class Passthrough(OpDef):
     """Ops of their source's shape that only change how or where the value is held."""
 
@@ -460,7 +476,7 @@ OP_DEFS.update({
     Ops.REDUCE_AXIS: ReduceAxis(),
     Ops.GATHER: Gather(),
     Ops.PARAM: Leaf(Ops.PARAM, lambda u: u.arg[1]),
-    Ops.CALL_RESULT: Leaf(Ops.CALL_RESULT, lambda u: u.src[0].arg.result_shapes[u.arg]),   # no gradient
+    Ops.CALL_RESULT: CallResult(),
     # complex parts (tensor level, lowered by lazyarr.compiler.complex): GEP(z, (i,)) is part i of
     # z (0 real, 1 imaginary), VECTORIZE(re, im) the complex number of those parts
     Ops.GEP: Passthrough(Ops.GEP, None),

@@ -55,27 +55,37 @@ def buffer_readable(b: Buffer) -> bool:
 
 
 def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
-                     ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any]]:
-    """The views the outputs will have, the kernels that fill them and their compiled programs;
-    `realized` learns the views now (it holds nodes weakly). A graph too large to schedule at once
-    has its stages (`lazyarr.compiler.stages`) computed first, unless `stages` is false. Run the kernels with `run` once the
-    caller has let go of the graphs it no longer needs, so that their buffers' storage can be reused."""
+                     ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any], list[UOp]]:
+    """The views the outputs will have, the kernels that fill them, their compiled programs, and the
+    nodes `realized` now knows the views of (it holds nodes weakly; `run` forgets them again if a
+    kernel fails). A graph too large to schedule at once has its stages (`lazyarr.compiler.stages`)
+    computed first, unless `stages` is false. Run the kernels with `run` once the caller has let go
+    of the graphs it no longer needs, so that their buffers' storage can be reused."""
     walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
     if stages and settings.stage_nodes and needs_stages(walked[2], settings.stage_nodes) and not is_cached(walked[0]):
         for anchor, device in stage_anchors([u for u, _ in outputs], outputs[0][1]):
             if anchor not in realized:
-                _, items, programs = schedule_realize([(anchor, device)], stages=False)
-                run(items, programs)
+                _, items, programs, marked = schedule_realize([(anchor, device)], stages=False)
+                run(items, programs, marked)
         walked = None   # the graph now reads the stages' buffers
     sched = create_schedule(outputs, walked)
     programs = executor.compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
+    marked = []
     for found in (sched.buffers, sched.views):
         for p, v in found.items():
             if p is not v:
                 realized[p] = v
-    return sched.views, sched.items, programs
+                marked.append(p)
+    return sched.views, sched.items, programs, marked
 
 
-def run(items: list[ScheduleItem], programs: list[Any] | None = None) -> None:
-    executor.run(items, buffer_readable, programs)
+def run(items: list[ScheduleItem], programs: list[Any] | None = None, marked: list[UOp] = ()) -> None:
+    """Launch the kernels. If one fails (a library routine raising on its input: a singular matrix),
+    the `marked` nodes are forgotten as computed, so that nothing reads the buffers left unfilled."""
+    try:
+        executor.run(items, buffer_readable, programs)
+    except BaseException:
+        for p in marked:
+            p._view = None
+        raise

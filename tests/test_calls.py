@@ -96,6 +96,37 @@ def test_precompiled_routine():
     assert_close(got, np.array([6.0, 4.0, 2.0]))
 
 
+def test_precompiled_routines_take_and_give_complex_arrays():
+    def fft(out, a):
+        out[...] = np.fft.fft(a)
+    x = np.random.default_rng(1).standard_normal((3, 8)) + 1j
+    got = precompiled(fft, [xp.asarray(x) * 2], outputs=[((3, 8), xp.complex128)])
+    assert_close(got.real + got, 2 * np.fft.fft(x).real + 2 * np.fft.fft(x))
+
+
+def test_a_routine_that_raises_leaves_every_tensor_of_the_schedule_recomputable():
+    def inverse(out, a):
+        out[...] = np.linalg.inv(a)
+    x = xp.arange(4.0) * 3          # computed in the same schedule as the failing call
+    y = precompiled(inverse, [xp.reshape(x, (2, 2)) * 0], outputs=[((2, 2), xp.float64)])
+    for _ in range(2):   # the error each time, never a buffer no routine filled
+        with pytest.raises(np.linalg.LinAlgError):
+            xp.realize(x, y + 1)
+    assert_close(x + 1, np.arange(4.0) * 3 + 1)
+
+
+def test_a_routine_on_a_device_without_host_memory_runs_on_the_host_and_says_so(capsys, monkeypatch):
+    dev = _opencl()
+    monkeypatch.setattr(xp.settings, "debug", 1)
+
+    def double(out, a):
+        out[...] = 2 * a
+    got = precompiled(double, [xp.asarray([1.0, 2.0], device=dev) + 1], outputs=[((2,), xp.float64)])
+    assert got.device == dev
+    assert_close(got, [4.0, 6.0])
+    assert "host round trip: double on opencl" in capsys.readouterr().out
+
+
 @pytest.mark.cpu_only
 def test_a_custom_kernel_compiles_once():
     a = xp.ones(6, dtype=xp.float32)

@@ -22,20 +22,25 @@ The arithmetic (+, -, *, /, sums, products) is computed in the component type, a
 transcendental functions of complex64 in float64 when `wide` (every device of the graph has it),
 then rounded to float32.
 
+A call (custom kernel, precompiled routine, IR kernel) with complex operands or results takes and
+gives them as pairs of reals in NumPy's layout (a precompiled routine is still handed NumPy's
+complex arrays over that memory).
+
 Raises TypeError for what complex values do not have here: max/min reductions, ordering, integer
-ops, calls (custom kernels) with complex operands.
+ops.
 """
 from __future__ import annotations
 
 import math
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 from lazyarr import dtypes
 from lazyarr.compiler import complex_math as cm
 from lazyarr.compiler.complex_math import R
-from lazyarr.compiler.uop import GroupOp, Ops, UOp
+from lazyarr.compiler.uop import CallSpec, GroupOp, Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.graph import alu, cast_uop, const, expand_uop, permute_uop, reshape_uop, shrink_uop
+from lazyarr.graph import alu, call_result, cast_uop, const, expand_uop, permute_uop, reshape_uop, shrink_uop
 
 PROD_CHUNK = 16   # a product over an axis multiplies chunks of this many in one kernel, then the chunks'
 
@@ -114,7 +119,16 @@ class _Lowering:
         self.done: dict[UOp, UOp] = {}      # real node → its lowered node
 
     def visit(self, u: UOp) -> None:
-        if u.dtype.kind == "c":
+        if u.op is Ops.CALL:
+            srcs = tuple(self.cx[s].pair() if s.dtype.is_complex else self.done[s] for s in u.src)
+            self.done[u] = UOp(Ops.CALL, u.dtype, srcs, _real_spec(u.arg))
+        elif u.op is Ops.CALL_RESULT:   # a complex result is its pair form, as the call writes it
+            r = call_result(self.done[u.src[0]], u.arg)
+            if u.dtype.is_complex:
+                self.cx[u] = CValue(u.shape, dtypes.component(u.dtype), pair=r)
+            else:
+                self.done[u] = r
+        elif u.dtype.kind == "c":
             self.cx[u] = self.complex_node(u)
         elif any(s.dtype.kind == "c" for s in u.src):
             self.done[u] = self.real_of_complex(u)
@@ -157,8 +171,7 @@ class _Lowering:
             return self.reduce(u, f)
         if op in GroupOp.ALU:
             return self.arithmetic(u, f)
-        raise TypeError(f"{op.name} of complex values is not supported (calls and custom kernels take real arrays: "
-                        f"pass x.view(float32) or the real and imaginary parts)")
+        raise TypeError(f"{op.name} of complex values is not supported")
 
     def movement(self, u: UOp, f: DType) -> CValue:
         v = self.cx[u.src[0]]
@@ -305,6 +318,34 @@ class _Lowering:
         if u.dtype is not v.f:
             flat = UOp(Ops.BITCAST, u.dtype, (flat,))
         return reshape_uop(flat, u.shape)
+
+
+@dataclass(frozen=True)
+class _ComplexViews:
+    """A precompiled routine given its complex arguments as NumPy's complex arrays, where the call
+    passes them as pairs of reals (the lowered call's arrays of shape + (2,))."""
+    routine: Callable[..., Any]
+    complex_args: tuple[tuple[int, DType], ...]   # (argument number, complex dtype)
+
+    def __call__(self, *args: Any) -> Any:
+        args = list(args)
+        for i, d in self.complex_args:
+            args[i] = args[i].view(d.np).reshape(args[i].shape[:-1])
+        return self.routine(*args)
+
+
+def _real_spec(spec: CallSpec) -> CallSpec:
+    """The spec of a call whose complex arguments and results travel as pairs of reals (NumPy's
+    layout: shape + (2,) of the component type); a precompiled routine still sees complex arrays."""
+    def real(s: tuple[tuple[int, ...], DType]) -> tuple[tuple[int, ...], DType]:
+        return (s[0] + (2,), dtypes.component(s[1])) if s[1].is_complex else s
+    ordered = list(spec.outputs) + list(spec.input_specs)
+    if not any(d.is_complex for _, d in ordered):
+        return spec
+    routine = spec.routine and _ComplexViews(spec.routine, tuple((i, d) for i, (_, d) in enumerate(ordered)
+                                                                 if d.is_complex))
+    return replace(spec, routine=routine, outputs=tuple(map(real, spec.outputs)),
+                   input_specs=tuple(map(real, spec.input_specs)))
 
 
 def _const_value(u: UOp) -> complex | None:

@@ -29,6 +29,7 @@ from lazyarr import dtypes, settings
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, op_cost
+from lazyarr.graph import call_result
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime.devices import get_device
@@ -542,7 +543,7 @@ def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], rep
     device = spec.device or _graph_device(call) or get_device()
     results = []
     for i, dtype in enumerate(spec.result_dtypes):
-        node = UOp(Ops.CALL_RESULT, dtype, (call,), i)
+        node = call_result(call, i)
         results.append(buffers.get(node) or Buffer(device, node.size, dtype))
     inputs = []
     for s in call.src:

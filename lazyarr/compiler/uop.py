@@ -128,6 +128,8 @@ class CallSpec:
     global_size: tuple[int, ...] | None = None   # OpenCL: the work-items to launch
     device: Any = None                             # where it runs: its inputs' device
     kernel: UOp | None = None                      # an IR kernel's graph (a SINK)
+    # the local gradient: grad(call, i, adjoint of result i) → one adjoint per input (None: none)
+    grad: Callable[[UOp, int, UOp], list[UOp | None]] | None = None
 
     @property
     def result_shapes(self) -> tuple[tuple[int, ...], ...]:

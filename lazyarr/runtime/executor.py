@@ -97,8 +97,28 @@ def _compile(item: Any) -> Any:
         prog = item.device.compile(entry, source)
         return lambda buffers, call: prog(buffers, [scalar_bits(v) for v in call.scalars])
     if not item.device.host_memory:
-        raise TypeError(f"precompiled routine {spec.name} runs on host memory; its inputs are on {item.device.name}")
+        return _on_the_host
     return lambda buffers, call: call.routine(*as_numpy_args(call, buffers), *call.scalars)
+
+
+def _on_the_host(buffers: list[Any], call: Any) -> None:
+    """A precompiled routine on a device whose memory is not the host's: a round trip through the
+    host (its inputs copied there, the routine run on them, its results copied back), which
+    LAZYARR_DEBUG ≥ 1 reports with the bytes it moved."""
+    n_out = len(call.outputs)
+    outs = [np.empty(shape, d.np) for shape, d in call.outputs]
+    ins = [b.numpy()[:math.prod(shape)].reshape(shape) for b, (shape, _) in zip(buffers[n_out:], call.input_specs)]
+    for j, a in enumerate(ins):
+        a.flags.writeable = j in call.writes
+    call.routine(*outs, *ins, *call.scalars)
+    for b, a in zip(buffers[:n_out], outs):
+        b.copyin(a)
+    for j in call.writes:
+        buffers[n_out + j].copyin(ins[j])
+    if settings.debug >= 1:
+        moved = sum(a.nbytes for a in outs + ins) + sum(ins[j].nbytes for j in call.writes)
+        print(f"host round trip: {call.name} on {buffers[0].device.name if buffers else 'its device'} "
+              f"runs on the host ({moved} bytes copied)")
 
 
 def _opencl_call(device: Any, spec: Any) -> Callable[[list[Any], Any], None]:
