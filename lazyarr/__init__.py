@@ -27,7 +27,8 @@ from lazyarr.statistics import (all, any, cumprod, cumsum, cumulative_prod, cumu
                                 max, mean, min, prod, std, sum, var)
 from lazyarr.searching import (argmax, argmin, argwhere, count_nonzero, digitize, flatnonzero, nonzero, searchsorted,
                                where)
-from lazyarr.linalg import matmul, tensordot, vecdot
+from lazyarr.linear_algebra import dot, inner, kron, matmul, outer, tensordot, vdot, vecdot
+from lazyarr import linalg
 from lazyarr.sorting import argpartition, argsort, partition, sort
 from lazyarr.histograms import bincount, histogram
 from lazyarr.sets import isin, unique_all, unique_counts, unique_inverse, unique_values

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linalg,
+from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linear_algebra,
                      manipulation as mp, searching, sorting, statistics as st)
 from lazyarr.arrays import Array, check_writable, grad_mode, wrap
 from lazyarr.compiler.uop import Ops, UOp
@@ -162,7 +162,7 @@ class Tensor(Array):
                                                   _inplace(ew.floor_divide))
     __mod__, __rmod__, __imod__ = _binary(ew.remainder), _binary(ew.remainder, True), _inplace(ew.remainder)
     __pow__, __rpow__, __ipow__ = _binary(ew.pow), _binary(ew.pow, True), _inplace(ew.pow)
-    __matmul__, __rmatmul__, __imatmul__ = _binary(linalg.matmul), _binary(linalg.matmul, True), _inplace(linalg.matmul)
+    __matmul__, __rmatmul__, __imatmul__ = _binary(linear_algebra.matmul), _binary(linear_algebra.matmul, True), _inplace(linear_algebra.matmul)
     __and__, __rand__, __iand__ = _binary(ew.bitwise_and), _binary(ew.bitwise_and, True), _inplace(ew.bitwise_and)
     __or__, __ror__, __ior__ = _binary(ew.bitwise_or), _binary(ew.bitwise_or, True), _inplace(ew.bitwise_or)
     __xor__, __rxor__, __ixor__ = _binary(ew.bitwise_xor), _binary(ew.bitwise_xor, True), _inplace(ew.bitwise_xor)
@@ -382,7 +382,7 @@ class Tensor(Array):
 
     def dot(self, other: Any) -> Tensor:
         if self.ndim >= 1 and getattr(other, "ndim", 1) >= 1:
-            return linalg.matmul(self, other)
+            return linear_algebra.matmul(self, other)
         return ew.multiply(self, other)
 
     def copy(self) -> Tensor:

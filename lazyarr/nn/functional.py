@@ -12,7 +12,7 @@ from lazyarr import random
 from lazyarr import statistics as st
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
-from lazyarr.linalg import matmul
+from lazyarr.linear_algebra import matmul
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
 

@@ -1,0 +1,133 @@
+"""Linear algebra functions (array API section "Linear Algebra Functions"): matmul, tensordot and
+vecdot, each a broadcast multiply followed by a sum (one fused kernel; matrix_transpose is a
+movement, in `lazyarr.manipulation`), and NumPy's products of the same kind: dot, vdot, inner,
+outer and kron."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+from lazyarr import dtypes
+from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.elementwise import conj, multiply
+from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
+from lazyarr.statistics import reduce
+from lazyarr.arrays import Array, wrap
+from lazyarr.creation import as_tensor
+from lazyarr.graph import broadcast_shapes, cast_uop, expand_uop, normalize_axis, reshape_uop
+
+__all__ = ["matmul", "tensordot", "vecdot", "dot", "vdot", "inner", "outer", "kron"]
+
+
+def _pair(x1: Any, x2: Any, name: str) -> tuple[Array, Array, dtypes.DType]:
+    a, b = as_tensor(x1), as_tensor(x2)
+    if a.device is not b.device:
+        raise ValueError(f"{name}: arrays are on different devices: {a.device.name} and {b.device.name}")
+    return a, b, dtypes.promote_types(a.dtype, b.dtype)
+
+
+def matmul(x1: Array, x2: Array, /) -> Array:
+    """The matrix product, broadcasting over leading axes; 1-D operands are vectors."""
+    a, b, d = _pair(x1, x2, "matmul")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: both operands must have at least one dimension (use * for scalars)")
+    ua = reshape_uop(a.uop, (1, a.shape[0])) if a.ndim == 1 else a.uop
+    ub = reshape_uop(b.uop, (b.shape[0], 1)) if b.ndim == 1 else b.uop
+    (n, k), (k2, m) = ua.shape[-2:], ub.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: {k} (last axis of x1) != "
+                         f"{k2} ({'first' if b.ndim == 1 else 'second-to-last'} axis of x2)")
+    batch = broadcast_shapes(ua.shape[:-2], ub.shape[:-2])
+    full = batch + (n, k, m)
+    pa = expand_uop(reshape_uop(cast_uop(ua, d), ua.shape[:-2] + (n, k, 1)), full)
+    pb = expand_uop(reshape_uop(cast_uop(ub, d), ub.shape[:-2] + (1, k, m)), full)
+    prod = UOp(Ops.AND if d.is_bool else Ops.MUL, d, (pa, pb))
+    out = reduce(wrap(prod, a.device), Ops.MAX if d.is_bool else Ops.ADD, len(full) - 2, False)
+    shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+    return wrap(reshape_uop(out.uop, shape), a.device)
+
+
+def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
+    """The sum of products over the last `axes` axes of x1 and first of x2 (or the listed axes)."""
+    a, b, _ = _pair(x1, x2, "tensordot")
+    if isinstance(axes, int) or hasattr(axes, "__index__"):
+        n = operator.index(axes)
+        if n < 0:
+            raise ValueError(f"tensordot: axes must be non-negative, got {n}")
+        if n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: cannot sum over {n} axes of arrays of shapes {a.shape} and {b.shape}")
+        ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
+    else:
+        if not isinstance(axes, (tuple, list)) or len(axes) != 2:
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences of axes, got {axes!r}")
+        ax_a, ax_b = ([normalize_axis(i, x.ndim) for i in (side if isinstance(side, (tuple, list)) else (side,))]
+                      for side, x in zip(axes, (a, b)))
+        if len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b):
+            raise ValueError(f"tensordot: repeated axis in {axes!r}")
+    if len(ax_a) != len(ax_b) or any(a.shape[i] != b.shape[j] for i, j in zip(ax_a, ax_b)):
+        raise ValueError(f"tensordot: shape mismatch for sum over axes {ax_a} of {a.shape} and {ax_b} of {b.shape}")
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    free_b = [i for i in range(b.ndim) if i not in ax_b]
+    k = math.prod(a.shape[i] for i in ax_a)
+    # the free lengths spelled out (not -1: with k == 0 a -1 would be ambiguous)
+    am = reshape(permute_dims(a, free_a + ax_a), (math.prod(a.shape[i] for i in free_a), k))
+    bm = reshape(permute_dims(b, ax_b + free_b), (k, math.prod(b.shape[i] for i in free_b)))
+    out = matmul(am, bm)
+    return reshape(out, tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
+
+
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """The dot product of vectors along `axis`, broadcasting over the other axes."""
+    a, b, d = _pair(x1, x2, "vecdot")
+    shape = broadcast_shapes(a.shape, b.shape)
+    ax = normalize_axis(axis, len(shape)) - len(shape)  # counted from the end
+    if -ax > min(a.ndim, b.ndim) or a.shape[ax] != b.shape[ax]:
+        raise ValueError(f"vecdot: shapes {a.shape} and {b.shape} differ in length along axis {axis}")
+    return reduce(multiply(conj(a), b), Ops.ADD, ax % len(shape), False)
+
+
+def dot(a: Array, b: Array, /) -> Array:
+    """NumPy's dot: a product for a 0-d operand, the inner product of vectors, else a sum over
+    a's last axis and b's second-to-last (b's only axis when b is 1-D), without broadcasting:
+    the result's shape is a.shape[:-1] + b.shape[:-2] + b.shape[-1:]."""
+    a, b, _ = _pair(a, b, "dot")
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if b.ndim == 1:
+        return tensordot(a, b, axes=([a.ndim - 1], [0]))
+    return tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
+
+
+def vdot(a: Array, b: Array, /) -> Array:
+    """NumPy's vdot: the flattened arrays' dot product, the first conjugated."""
+    a, b, _ = _pair(a, b, "vdot")
+    if a.size != b.size:
+        raise ValueError(f"vdot: arrays of {a.size} and {b.size} elements (shapes {a.shape} and {b.shape}) differ in size")
+    return vecdot(reshape(a, (a.size,)), reshape(b, (b.size,)))
+
+
+def inner(a: Array, b: Array, /) -> Array:
+    """NumPy's inner: a sum over the last axes (shape a.shape[:-1] + b.shape[:-1])."""
+    a, b, _ = _pair(a, b, "inner")
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    return tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
+
+
+def outer(a: Array, b: Array, /) -> Array:
+    """NumPy's outer: every product of an element of a with one of b (both flattened)."""
+    a, b, _ = _pair(a, b, "outer")
+    return multiply(reshape(a, (a.size, 1)), reshape(b, (1, b.size)))
+
+
+def kron(a: Array, b: Array, /) -> Array:
+    """NumPy's kron: the Kronecker product, blocks of b scaled by a's elements (the shapes aligned
+    at their ends; the result's is their product axis by axis)."""
+    a, b, _ = _pair(a, b, "kron")
+    nd = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
+    # a[i0, i1, ...] * b[j0, j1, ...] at (i0, j0, i1, j1, ...), then each pair of axes merged
+    pa = reshape(a, tuple(v for n in sa for v in (n, 1)))
+    pb = reshape(b, tuple(v for n in sb for v in (1, n)))
+    return reshape(multiply(pa, pb), tuple(m * n for m, n in zip(sa, sb)))
