@@ -28,7 +28,8 @@ from lazyarr.statistics import (all, any, cumprod, cumsum, cumulative_prod, cumu
 from lazyarr.searching import (argmax, argmin, argwhere, count_nonzero, digitize, flatnonzero, nonzero, searchsorted,
                                where)
 from lazyarr.linear_algebra import dot, inner, kron, matmul, outer, tensordot, vdot, vecdot
-from lazyarr import linalg
+from lazyarr import fft, linalg
+from lazyarr.einsum import einsum
 from lazyarr.sorting import argpartition, argsort, partition, sort
 from lazyarr.histograms import bincount, histogram
 from lazyarr.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
