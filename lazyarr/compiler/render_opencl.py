@@ -2,8 +2,9 @@
 
 Everything but the syntax is the C renderer's (lazyarr.compiler.render_c): expressions, helpers
 with NumPy's semantics, loads as statements, accumulators. What differs:
-- the prelude defines the C names the C renderer writes (int64_t, expf, ...) in OpenCL's terms
-  and enables double precision where the kernel uses it;
+- the prelude defines the C names the C renderer writes (int64_t, expf, ...) in OpenCL's terms,
+  enables double precision where the kernel uses it, and turns off the contraction of a*b + c
+  into a fused multiply-add (OpenCL allows it by default; NumPy rounds the product first);
 - buffers are `__global` kernel arguments (booleans travel as uchar, which OpenCL allows in
   arguments where bool is not);
 - two loops over the output are spread over a 2-D grid of work-items (the two outermost, or in a
@@ -131,7 +132,9 @@ class OpenCLRenderer(CRenderer):
     def prelude(self, program: list[UOp]) -> list[str]:
         uses_double = any(u.dtype.scalar is dtypes.float64 or (u.op is Ops.DEFINE_GLOBAL and u.dtype.base is dtypes.float64)
                           for u in program)
-        lines = [TYPEDEFS]
+        # no contraction of a*b + c into a fused multiply-add (OpenCL C allows it by default): NumPy
+        # rounds the product first, as the C renderer's -ffp-contract=off does
+        lines = ["#pragma OPENCL FP_CONTRACT OFF", TYPEDEFS]
         if uses_double:
             lines.insert(0, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
         used = {MATH_FUNCTIONS[u.op] for u in program if u.op in MATH_FUNCTIONS}
