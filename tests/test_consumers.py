@@ -1,6 +1,7 @@
-"""Array-API consumers that stopped at sorting, sets and masks (issue 16), run on lazyarr arrays
-and compared with the same calls on NumPy arrays: scikit-learn with array_api_dispatch, SciPy's
-stats and array-api-extra. Each case runs in a subprocess, since SCIPY_ARRAY_API=1 (which
+"""Array-API consumers that stopped at sorting, sets and masks (issue 16) or at linalg (issue 17),
+run on lazyarr arrays and compared with the same calls on NumPy arrays: scikit-learn with
+array_api_dispatch, SciPy's stats and array-api-extra. (Ridge's cholesky solver is not here:
+scikit-learn's dispatch itself allows only solver='svd'.) Each case runs in a subprocess, since SCIPY_ARRAY_API=1 (which
 scikit-learn's dispatch needs too) must be set before SciPy is first imported."""
 import importlib.util
 import os
@@ -34,6 +35,15 @@ CASES = {
     "sklearn accuracy_score": "accuracy_score(A(y), A(1 - y * (yr > 1)))",
     "sklearn LabelEncoder": "LabelEncoder().fit_transform(A(y * 3 + 2))",
     "sklearn LogisticRegression": "LogisticRegression().fit(A(X), A(y)).coef_",
+    # signs of components are arbitrary: compared by magnitude
+    "sklearn PCA full": "abs(PCA(n_components=2, svd_solver='full').fit_transform(A(X)))",
+    "sklearn PCA covariance_eigh": "abs(PCA(n_components=2, svd_solver='covariance_eigh').fit_transform(A(X)))",
+    "sklearn Ridge": "Ridge(solver='svd', alpha=0.5).fit(A(X), A(yr)).coef_",
+    "sklearn LinearDiscriminantAnalysis": "abs(LinearDiscriminantAnalysis().fit(A(X), A(y)).transform(A(X)))",
+    "sklearn LDA eigen": "LinearDiscriminantAnalysis(solver='eigen').fit(A(X), A(y)).coef_",
+    "sklearn euclidean_distances": "euclidean_distances(A(X))",
+    "scipy pearsonr": "ss.pearsonr(A(yr), A(X[:, 1])).statistic",
+    "scipy zscore": "ss.zscore(A(yr))",
     "scipy trim_mean": "ss.trim_mean(A(yr), 0.1)",
     "scipy iqr": "ss.iqr(A(yr))",
     "scipy rankdata": "ss.rankdata(A(yr))",
@@ -46,7 +56,10 @@ CASES = {
 }
 IMPORTS = {
     "sklearn": "from sklearn import config_context\n"
-               "from sklearn.linear_model import LogisticRegression\n"
+               "from sklearn.decomposition import PCA\n"
+               "from sklearn.discriminant_analysis import LinearDiscriminantAnalysis\n"
+               "from sklearn.linear_model import LogisticRegression, Ridge\n"
+               "from sklearn.metrics.pairwise import euclidean_distances\n"
                "from sklearn.metrics import accuracy_score, r2_score\n"
                "from sklearn.preprocessing import LabelEncoder, MinMaxScaler, StandardScaler\n",
     "scipy": "import scipy.stats as ss\n",
