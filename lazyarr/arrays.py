@@ -26,7 +26,6 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.realize import realized, run, schedule_realize
 from lazyarr.runtime.device import Buffer, Device
-from lazyarr.runtime.items import CallItem
 
 Shape = tuple[int, ...]
 
@@ -275,8 +274,9 @@ def realize(*tensors: Array) -> None:
         return
     views, items, programs, marked = schedule_realize([(t.uop, t.device) for t in todo])
     # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,
-    # so that the tensors can go back to them (otherwise they are let go of, see below)
-    before = [(t, t.uop) for t in todo] if any(type(it) is CallItem for it in items) else []
+    # so that the tensors can go back to them and nothing counts as computed (otherwise they are
+    # let go of, see below, so that the kernels may reuse storage no graph can read anymore)
+    before = [(t, t.uop) for t in todo] if marked else []
     for t in todo:
         # a tensor that gradients may still flow through keeps its computation (its value is found
         # through `realized`); any other drops it, freeing the graph

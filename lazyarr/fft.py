@@ -12,8 +12,9 @@ fftfreq, rfftfreq, fftshift and ifftshift are compositions of primitives and fus
 Inputs are promoted as NumPy's: booleans and integers to float64, real inputs of the complex
 transforms to complex; the results have the precision of the input (float32 gives complex64).
 `n`/`s` pad with zeros or trim; `norm` is 'backward' (the default: the inverse scales by 1/n),
-'ortho' or 'forward'. No gradient flows through the transforms yet: lazyarr's autograd is for
-real values, and every transform here has a complex side.
+'ortho' or 'forward'. Gradients flow through every transform (each is linear: its gradient is the
+adjoint transform, `_adjoint`), in PyTorch's convention for complex values, so a real loss of
+spectra (|rfft(x)|², a filter applied between rfft and irfft) differentiates to real parameters.
 
 Raises ValueError for a length below 1, an unknown norm, or axes and lengths of different counts;
 numpy's AxisError (a ValueError and an IndexError) for an axis out of range."""
@@ -27,11 +28,11 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.arrays import Array, wrap
-from lazyarr.compiler.uop import CallSpec
+from lazyarr.compiler.uop import CallSpec, UOp
 from lazyarr.creation import arange, as_tensor
-from lazyarr.elementwise import divide, less, subtract, where
-from lazyarr.graph import call_results, normalize_axes, normalize_axis
-from lazyarr.manipulation import roll
+from lazyarr.elementwise import conj, divide, equal, less, logical_or, multiply, real, subtract, where
+from lazyarr.graph import call_results, normalize_axes, normalize_axis, pad_uop, shrink_uop
+from lazyarr.manipulation import reshape, roll
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
            "rfftfreq", "fftshift", "ifftshift"]
@@ -87,8 +88,53 @@ def _length(name: str, n: Any) -> int:
 
 def _run(name: str, x: Array, out_shape: tuple[int, ...], out_dtype: dtypes.DType,
          routine: _NumpyTransform) -> Array:
-    spec = CallSpec(name, None, routine, ((x.shape, x.dtype),), ((out_shape, out_dtype),), (), (), device=x.device)
+    spec = CallSpec(name, None, routine, ((x.shape, x.dtype),), ((out_shape, out_dtype),), (), (), device=x.device,
+                    grad=_adjoint, grad_complex=True)
     return wrap(call_results(spec, [x.uop])[0], x.device)
+
+
+# ---- gradients: the transforms are linear, so each one's gradient is its adjoint ---------------------
+
+_DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _fit(x: Array, axes: Sequence[int], lengths: Sequence[int]) -> Array:
+    """x trimmed, or padded with zeros at the end, to `lengths` along `axes`."""
+    u = x.uop
+    for a, n in zip(axes, lengths):
+        have = u.shape[a]
+        if have > n:
+            u = shrink_uop(u, [(0, n) if b == a else (0, m) for b, m in enumerate(u.shape)])
+        elif have < n:
+            u = pad_uop(u, [(0, n - have) if b == a else (0, 0) for b in range(len(u.shape))])
+    return wrap(u, x.device)
+
+
+def _adjoint(call: UOp, i: int, g: UOp) -> list[UOp | None]:
+    """The input's adjoint of a transform's result (PyTorch's convention for complex values): the
+    adjoint transform, with the norm's direction swapped (fft's adjoint is ifft's rescaling), the
+    padding or trimming to n undone; for rfft the half spectrum padded back to n and the real part
+    taken; for irfft the frequencies it counts twice (all but 0 and n/2) weighted 2."""
+    t = call.arg.routine
+    x = wrap(call.src[0], call.arg.device)
+    g = wrap(g, x.device)
+    axes = (t.axes,) if isinstance(t.axes, int) else t.axes
+    lengths = (t.lengths,) if isinstance(t.lengths, int) else t.lengths
+    dual, sizes = _DUAL[t.norm], tuple(x.shape[a] for a in axes)
+    kind = t.kind.rstrip("n2")
+    if kind in ("fft", "ifft"):
+        back = (ifftn if kind == "fft" else fftn)(g, s=lengths, axes=axes, norm=dual)
+        return [_fit(back, axes, sizes).uop]
+    if kind == "rfft":
+        full = _fit(g, axes[-1:], lengths[-1:])
+        return [real(_fit(ifftn(full, s=lengths, axes=axes, norm=dual), axes, sizes)).astype(x.dtype).uop]
+    assert kind == "irfft", kind
+    half = rfftn(g, s=lengths, axes=axes, norm=dual)
+    n, last = lengths[-1], axes[-1]
+    k = arange(n // 2 + 1, device=x.device)
+    twice = where(logical_or(equal(k, 0), equal(multiply(k, 2), n)), 1.0, 2.0).astype(half.dtype)
+    weights = reshape(twice, tuple(n // 2 + 1 if a == last else 1 for a in range(half.ndim)))
+    return [_fit(multiply(half, weights), axes, sizes).uop]
 
 
 # ---- one axis --------------------------------------------------------------------------------------
@@ -135,13 +181,16 @@ def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "bac
 
 
 def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
-    """The transform of a signal with Hermitian symmetry, given by its first half: n real values."""
-    return _one_axis("hfft", x, n, axis, norm, "ir")
+    """The transform of a signal with Hermitian symmetry, given by its first half: n real values
+    (NumPy's definition: irfft of the conjugate, the norm's direction swapped)."""
+    _check_norm("hfft", norm)
+    return _one_axis("irfft", conj(_promoted(x, to_complex=True)), n, axis, _DUAL[norm], "ir")
 
 
 def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Array:
-    """The inverse of hfft: the first n//2 + 1 values of the inverse transform of real values."""
-    return _one_axis("ihfft", x, n, axis, norm, "r")
+    """The inverse of hfft: the conjugate of rfft, the norm's direction swapped."""
+    _check_norm("ihfft", norm)
+    return conj(_one_axis("rfft", x, n, axis, _DUAL[norm], "r"))
 
 
 # ---- several axes ------------------------------------------------------------------------------------

@@ -229,6 +229,12 @@ def call_result(call: UOp, i: int) -> UOp:
     return UOp(Ops.CALL_RESULT, call.arg.result_dtypes[i], src, i)
 
 
+def with_gradient(value: UOp, inputs: Sequence[UOp], rule: Any) -> UOp:
+    """value, whose gradient flows to `inputs` by `rule(marker, i, adjoint)` (input i's share), not
+    through the nodes value was computed by (`lazyarr.ops`: a NOOP marker; prepare drops it)."""
+    return UOp(Ops.NOOP, value.dtype, (value, *inputs), ("gradient", rule))
+
+
 def real_part(u: UOp) -> UOp:
     """The real part of a complex node (GEP lane 0), of its component type."""
     return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (0,))
@@ -237,6 +243,11 @@ def real_part(u: UOp) -> UOp:
 def imag_part(u: UOp) -> UOp:
     """The imaginary part of a complex node (GEP lane 1), of its component type."""
     return UOp(Ops.GEP, dtypes.component(u.dtype), (u,), (1,))
+
+
+def conj_uop(u: UOp) -> UOp:
+    """The complex conjugate (a real node itself)."""
+    return make_complex(real_part(u), alu(Ops.NEG, imag_part(u))) if u.dtype.is_complex else u
 
 
 def make_complex(re: UOp, im: UOp) -> UOp:

@@ -20,8 +20,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.ir_kernels import scatter_add, scatter_last
 from lazyarr.compiler.uop import FUNCTION_COST, OP_DEFS, GroupOp, Ops, UOp, c_idiv
 from lazyarr.dtypes import DType
-from lazyarr.graph import (alu, cast_uop, expand_uop, flip_uop, gather_uop, lower_bound, pad_uop, permute_uop, reshape_uop,
-                           shrink_uop)
+from lazyarr.graph import (alu, cast_uop, conj_uop, const, expand_uop, flip_uop, gather_uop, imag_part, lower_bound,
+                           make_complex, pad_uop, permute_uop, real_part, reshape_uop, shrink_uop)
 
 
 Gradient = Callable[[UOp, int, UOp], "UOp | None"]
@@ -30,10 +30,13 @@ Gradient = Callable[[UOp, int, UOp], "UOp | None"]
 class OpDef:
     """The semantics of one primitive op. `grad(y, i, adjoint)` is the local gradient: input i's
     share of the adjoint of output y, as graph nodes; None means no contribution (zero). `cost`:
-    the operations one evaluation costs in work estimates (fusion, kernel optimisation, threads)."""
+    the operations one evaluation costs in work estimates (fusion, kernel optimisation, threads).
+    `holomorphic`: the op is holomorphic in its sources (or linear with real coefficients), so its
+    rule serves complex values too (see `complex_gradient`)."""
     op: Ops
     grad: Gradient | None = None
     cost: int = 1
+    holomorphic = False
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         return u.src[0].shape
@@ -43,9 +46,19 @@ class OpDef:
 
     def local_gradient(self, y: UOp, i: int, adjoint: UOp) -> UOp | None:
         if y.dtype.is_complex or y.src[i].dtype.is_complex:
-            raise TypeError(f"gradients do not flow through complex values ({y.op.name} of {y.src[i].dtype}): "
-                            f"lazyarr's autograd is for real floating-point values")
+            return self.complex_gradient(y, i, adjoint)
         return None if self.grad is None else self.grad(y, i, adjoint)
+
+    def complex_gradient(self, y: UOp, i: int, g: UOp) -> UOp | None:
+        """Input i's share where complex values take part, in PyTorch's convention (the adjoint of
+        z = x + iy is ∂L/∂x + i·∂L/∂y, for a real L): for a holomorphic op with derivative D, conj(D)·g,
+        which is conj(grad(conj(g))) for a rule linear in the adjoint; leaves are real, so what
+        reaches a real source is its real part. Ops that are not holomorphic say how themselves, or
+        raise TypeError."""
+        if not self.holomorphic or self.grad is None:
+            raise TypeError(f"gradients do not flow through {y.op.name} of complex values ({y.src[i].dtype})")
+        share = self.grad(y, i, conj_uop(g))
+        return None if share is None else conj_uop(share)
 
 
 def _np_scalar(x: Any, d: DType) -> Any:
@@ -77,6 +90,11 @@ class Elementwise(OpDef):
         self.op, self.int_fold, self.float_fold, self.grad, self.kinds = op, int_fold, float_fold, grad, kinds
         # the result has the sources' dtype: checked without the general rule
         self.plain = op not in GroupOp.Comparison and op is not Ops.ABS and op is not Ops.WHERE
+
+    def complex_gradient(self, y: UOp, i: int, g: UOp) -> UOp | None:
+        if self.op is Ops.ABS:
+            return _complex_abs_grad(y, i, g)
+        return super().complex_gradient(y, i, g)
 
     def result_dtype(self, value_dtype: DType) -> DType:
         if self.op in GroupOp.Comparison:
@@ -222,6 +240,12 @@ ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
     *(Elementwise(op, fn) for op, fn in _cmp.items()),
 ]}
 assert set(ALU_DEFS) == set(GroupOp.ALU), set(GroupOp.ALU) - set(ALU_DEFS)
+# the ops whose real rules serve complex values (holomorphic, or linear with real coefficients: see
+# OpDef.complex_gradient); |z| has a rule of its own for complex z
+for _op in (Ops.NEG, Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG,
+            Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN, Ops.SINH, Ops.COSH, Ops.TANH, Ops.ASIN, Ops.ACOS,
+            Ops.ATAN, Ops.ASINH, Ops.ACOSH, Ops.ATANH, Ops.POW, Ops.WHERE, Ops.MULACC):
+    ALU_DEFS[_op].holomorphic = True
 # the kinds each op takes (the rest take every kind): floating-point functions, integer arithmetic
 # and bits, ordered comparisons (complex numbers have no order). An op taking complex values has
 # its lowering to real ones in lazyarr.compiler.complex (tests/test_complex.py checks each)
@@ -252,6 +276,14 @@ class Leaf(OpDef):
         return self._shape(u)
 
 
+def _marker_grad(y: UOp, i: int, g: UOp) -> UOp | None:
+    """A marker passes the adjoint on; a value given a gradient of its own (`graph.with_gradient`:
+    arg ("gradient", rule)) gives its inputs the rule's shares, and nothing to how it was computed."""
+    if type(y.arg) is tuple and y.arg[0] == "gradient":
+        return None if i == 0 else y.arg[1](y, i - 1, g)
+    return g
+
+
 def _call_grad(y: UOp, i: int, g: UOp) -> UOp | None:
     """A call's gradient is its spec's (`CallSpec.grad`), for the inputs its results also read."""
     call = y.src[0]
@@ -260,19 +292,65 @@ def _call_grad(y: UOp, i: int, g: UOp) -> UOp | None:
 
 class CallResult(OpDef):
     """CALL_RESULT(call[, its inputs]): the call's result number arg. A call whose spec has a
-    gradient (`CallSpec.grad`) gives its results its inputs as sources too, which gradients reach."""
+    gradient (`CallSpec.grad`) gives its results its inputs as sources too, which gradients reach;
+    with complex values only if the spec says its rule is written for them (`grad_complex`)."""
     op = Ops.CALL_RESULT
     grad = staticmethod(_call_grad)
 
     def shape(self, u: UOp) -> tuple[int, ...]:
         return u.src[0].arg.result_shapes[u.arg]
 
+    def complex_gradient(self, y: UOp, i: int, g: UOp) -> UOp | None:
+        if i == 0:
+            return None
+        if not y.src[0].arg.grad_complex:
+            raise TypeError(f"gradients do not flow through {y.src[0].arg.name} of complex values")
+        return _call_grad(y, i, g)
+
+
+def _to_real(share: UOp, source: UOp) -> UOp:
+    """What of a complex adjoint reaches a real source: its real part, in the source's dtype."""
+    return cast_uop(real_part(share) if share.dtype.is_complex else share, source.dtype)
+
+
+def _complex_cast_grad(y: UOp, i: int, g: UOp) -> UOp | None:
+    src = y.src[0]
+    if not src.dtype.is_inexact or not y.dtype.is_inexact:
+        return None
+    if src.dtype.is_complex and y.dtype.is_complex:
+        return cast_uop(g, src.dtype)
+    if src.dtype.is_complex:   # a complex value's real part: the adjoint is real
+        return make_complex(cast_uop(g, dtypes.component(src.dtype)), const(0.0, dtypes.component(src.dtype), g.shape))
+    return _to_real(g, src)
+
+
+def _parts_grad(y: UOp, i: int, g: UOp) -> UOp:
+    """GEP(z, (k,)) (part k of z) and VECTORIZE(re, im): the adjoint moved between parts."""
+    if y.op is Ops.VECTORIZE:
+        return (real_part if i == 0 else imag_part)(g)
+    zero = const(0.0, g.dtype, g.shape)
+    return make_complex(g, zero) if y.arg == (0,) else make_complex(zero, g)
+
+
+def _complex_abs_grad(y: UOp, i: int, g: UOp) -> UOp:
+    """|z|'s: g·z/|z| (0 where z is 0)."""
+    z = y.src[0]
+    scale = alu(Ops.WHERE, alu(Ops.CMPEQ, y, 0), 0, alu(Ops.FDIV, g, y))
+    return make_complex(alu(Ops.MUL, scale, real_part(z)), alu(Ops.MUL, scale, imag_part(z)))
+
 
 class Passthrough(OpDef):
-    """Ops of their source's shape that only change how or where the value is held."""
+    """Ops of their source's shape that only change how or where the value is held (and the
+    complex parts: `complex_grad` says how the adjoint moves where complex values take part)."""
+    holomorphic = True
 
-    def __init__(self, op: Ops, grad: Gradient | None):
-        self.op, self.grad = op, grad
+    def __init__(self, op: Ops, grad: Gradient | None, complex_grad: Gradient | None = None):
+        self.op, self.grad, self._complex_grad = op, grad, complex_grad
+
+    def complex_gradient(self, y: UOp, i: int, g: UOp) -> UOp | None:
+        if self._complex_grad is not None:
+            return self._complex_grad(y, i, g)
+        return super().complex_gradient(y, i, g)
 
 
 def _cast_grad(y: UOp, i: int, g: UOp) -> UOp | None:
@@ -311,6 +389,7 @@ def _reduce_grad(y: UOp, i: int, g: UOp) -> UOp:
 class ReduceAxis(OpDef):
     """arg = (reduce op, axes): the reduced axes keep length 1."""
     op = Ops.REDUCE_AXIS
+    holomorphic = True   # sums and products (complex values have no max or min)
     grad = staticmethod(_reduce_grad)
 
     def shape(self, u: UOp) -> tuple[int, ...]:
@@ -364,6 +443,7 @@ def _gather_grad(y: UOp, i: int, g: UOp) -> UOp | None:
 class Gather(OpDef):
     """GATHER(x, i_0, ..., i_{n-1}): the shape of the index arrays (already broadcast together)."""
     op = Ops.GATHER
+    holomorphic = True   # linear, with real coefficients
     grad = staticmethod(_gather_grad)
 
     def shape(self, u: UOp) -> tuple[int, ...]:
@@ -371,6 +451,8 @@ class Gather(OpDef):
 
 
 class Movement(OpDef):
+    holomorphic = True   # linear, with real coefficients
+
     def __init__(self, op: Ops, shape: Callable[[tuple[int, ...], Any], tuple[int, ...]], grad: Gradient):
         self.op, self._shape, self.grad = op, shape, grad
 
@@ -464,14 +546,14 @@ OP_DEFS.update({
     Ops.BUFFER: Leaf(Ops.BUFFER, lambda u: (u.arg.size,)),
     Ops.CONST: Leaf(Ops.CONST, lambda u: ()),
     Ops.IOTA: Leaf(Ops.IOTA, lambda u: (u.arg,)),
-    Ops.CAST: Passthrough(Ops.CAST, _cast_grad),
+    Ops.CAST: Passthrough(Ops.CAST, _cast_grad, _complex_cast_grad),
     # a buffer in both directions when asked (arg "both"): a composition that places buffers to
     # bound its work (the levels of a blocked scan) needs them for its adjoints as well
     Ops.CONTIGUOUS: Passthrough(Ops.CONTIGUOUS,
                                 lambda y, i, g: UOp(Ops.CONTIGUOUS, g.dtype, (g,), y.arg) if y.arg == "both" else g),
     Ops.COPY: Passthrough(Ops.COPY, lambda y, i, g: g),
     Ops.DETACH: Passthrough(Ops.DETACH, None),    # the point of DETACH: no gradient flows through
-    Ops.NOOP: Passthrough(Ops.NOOP, lambda y, i, g: g),   # a marker (functional grad's inputs)
+    Ops.NOOP: Passthrough(Ops.NOOP, _marker_grad),   # a marker (leaves, functional grad's inputs, with_gradient)
     Ops.BITCAST: Bitcast(),
     Ops.REDUCE_AXIS: ReduceAxis(),
     Ops.GATHER: Gather(),
@@ -479,6 +561,6 @@ OP_DEFS.update({
     Ops.CALL_RESULT: CallResult(),
     # complex parts (tensor level, lowered by lazyarr.compiler.complex): GEP(z, (i,)) is part i of
     # z (0 real, 1 imaginary), VECTORIZE(re, im) the complex number of those parts
-    Ops.GEP: Passthrough(Ops.GEP, None),
-    Ops.VECTORIZE: Passthrough(Ops.VECTORIZE, None),
+    Ops.GEP: Passthrough(Ops.GEP, None, _parts_grad),
+    Ops.VECTORIZE: Passthrough(Ops.VECTORIZE, None, _parts_grad),
 })

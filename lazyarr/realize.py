@@ -13,7 +13,7 @@ from lazyarr.compiler.stages import needs_stages, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime import executor
-from lazyarr.runtime.items import ScheduleItem
+from lazyarr.runtime.items import CallItem, ScheduleItem
 
 
 class _Realized:
@@ -56,9 +56,9 @@ def buffer_readable(b: Buffer) -> bool:
 
 def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
                      ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any], list[UOp]]:
-    """The views the outputs will have, the kernels that fill them, their compiled programs, and the
-    nodes `realized` now knows the views of (it holds nodes weakly; `run` forgets them again if a
-    kernel fails). A graph too large to schedule at once has its stages (`lazyarr.compiler.stages`)
+    """The views the outputs will have, the kernels that fill them, their compiled programs, and, if
+    a library routine is among them, the nodes `realized` now knows the views of (it holds nodes
+    weakly; `run` forgets them again if the routine fails). A graph too large to schedule at once has its stages (`lazyarr.compiler.stages`)
     computed first, unless `stages` is false. Run the kernels with `run` once the caller has let go
     of the graphs it no longer needs, so that their buffers' storage can be reused."""
     walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
@@ -77,7 +77,10 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
             if p is not v:
                 realized[p] = v
                 marked.append(p)
-    return sched.views, sched.items, programs, marked
+    # only a library routine can fail on its data (a singular matrix); otherwise the nodes are not
+    # held, so that the buffers of graphs let go of can be reused while the kernels run
+    fallible = any(type(it) is CallItem for it in sched.items)
+    return sched.views, sched.items, programs, marked if fallible else []
 
 
 def run(items: list[ScheduleItem], programs: list[Any] | None = None, marked: list[UOp] = ()) -> None:

@@ -280,3 +280,37 @@ def test_gradients_differentiate_again():
     a = xp.asarray(np.array([[3.0]]))
     g = xp.grad(lambda m: xp.grad(lambda n: xp.linalg.solve(n, xp.asarray([[2.0]])).sum())(m).sum())(a)
     assert_close(g, [[2 * 2.0 / 27]])   # d²/da² (2/a) = 4/a³
+
+
+# ---- lazyarr's own kernels for batches of small matrices (what OpenCL runs) ------------------------
+
+def test_gauss_jordan_and_cholesky_kernels_match_numpy_on_every_device():
+    from lazyarr import small_matrices as small
+    a = RNG.standard_normal((5, 6, 6))
+    a[0, 0, 0] = 0.0                 # the first pivot needs a swap past a zero
+    a[1] = a[1][[3, 1, 4, 0, 5, 2]]  # rows out of order
+    b = RNG.standard_normal((5, 6, 3))
+    reduced, pivots, swaps = small.gauss_jordan(xp.asarray(a), xp.asarray(b))
+    assert_close(reduced / xp.expand_dims(pivots, axis=-1), np.linalg.solve(a, b), rtol=1e-9)
+    sign = np.where(np.sum(swaps.numpy(), -1) % 2, -1.0, 1.0)
+    assert_close(np.prod(pivots.numpy(), -1) * sign, np.linalg.det(a), rtol=1e-9)
+    singular = a.copy()
+    singular[:, 2] = singular[:, 4]
+    _, pivots, _ = small.gauss_jordan(xp.asarray(singular), None)
+    assert np.all(np.any(pivots.numpy() == 0, -1))   # a zero pivot: no NaN after it
+    assert np.all(np.isfinite(pivots.numpy()))
+    spd = a @ np.swapaxes(a, -1, -2) + np.eye(6)
+    lower, squares = small.cholesky_lower(xp.asarray(spd))
+    assert_close(lower, np.linalg.cholesky(spd), rtol=1e-9)
+    assert np.all(squares.numpy() > 0)
+
+
+def test_opencl_factors_small_matrices_with_its_own_kernels_and_large_ones_on_the_host():
+    x = xp.asarray(A)
+    if x.device.host_memory:
+        pytest.skip("the CPU calls LAPACK for every size")
+    names = [it.name for it in xp.linalg.solve(x, xp.asarray(B)).schedule()]
+    assert any(n.startswith("gauss_jordan") for n in names)
+    big = xp.asarray(RNG.standard_normal((70, 70)) + 70 * np.eye(70))
+    assert [it.name for it in xp.linalg.inv(big).schedule()][-1] == "inv"   # NumPy's, by the round trip
+    assert_close(xp.linalg.inv(big), np.linalg.inv(big.numpy()), rtol=1e-9)

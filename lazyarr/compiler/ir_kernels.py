@@ -14,7 +14,7 @@ the outermost loop around every store is spread over threads or work-items. A pr
 loop updates is read through `after(array, what came before, *the loop)`, so that each read stays
 in its iteration.
 
-Here: the building blocks (`Kernel`, `arg`, `at`, `load`, `store`, `end`, `after`, `sink`),
+Here: the building blocks (`Kernel`, `arg`, `at`, `load`, `store`, `group`, `end`, `after`, `sink`),
 `ir_call` (a kernel's CALL results), `scatter_last` (values put at a permutation's positions: the
 gradient of a gather along a permutation, such as a sort's) and `scatter_add` (values added at
 any positions, repeated ones in order: the gradient of any gather)."""
@@ -26,7 +26,7 @@ from typing import Any
 from lazyarr import dtypes
 from lazyarr.compiler.uop import CallSpec, Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.graph import call_results, reshape_uop
+from lazyarr.graph import call_results, imag_part, make_complex, real_part, reshape_uop
 
 _TRUE = UOp.const(dtypes.bool_, True)
 
@@ -66,11 +66,15 @@ def store(address: UOp, value: UOp) -> UOp:
     return UOp(Ops.STORE, dtypes.void, (address, value))
 
 
+def group(*parts: UOp) -> UOp:
+    """Stores and loops that come in no particular order among themselves (one node)."""
+    return parts[0] if len(parts) == 1 else UOp(Ops.NOOP, dtypes.void, parts)
+
+
 def end(body: UOp | list[UOp], *loops: UOp) -> UOp:
     """The loops closed around `body` (a store, or several)."""
-    if isinstance(body, list):
-        body = body[0] if len(body) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(body))
-    return UOp(Ops.END, dtypes.void, (body, *loops))
+    assert loops, "end() closes at least one loop"
+    return UOp(Ops.END, dtypes.void, (group(*body) if isinstance(body, list) else body, *loops))
 
 
 def after(buf: UOp, done: UOp, *loops: UOp) -> UOp:
@@ -96,6 +100,8 @@ def ir_call(kernel: UOp, device: Any, inputs: list[UOp], outputs: list[tuple[tup
 def scatter_last(values: UOp, positions: UOp, device: Any = None) -> UOp:
     """out[..., positions[..., i]] = values[..., i], where each row of `positions` (int64, of
     values' shape) is a permutation of its row's indices: every element is written once."""
+    if values.dtype.is_complex:   # the parts, each scattered
+        return make_complex(scatter_last(real_part(values), positions, device), scatter_last(imag_part(values), positions, device))
     shape = values.shape
     n, total = shape[-1], math.prod(shape)
     k = Kernel()
@@ -113,6 +119,9 @@ def scatter_add(values: UOp, indices: list[UOp], shape: tuple[int, ...], device:
     """An array of `shape`, zero but where values[e] is added at (indices[0][e], indices[1][e], ...)
     for each e, one after another (repeated positions add up, in order; one thread). `indices`:
     one int64 array per axis of `shape`, of values' shape, in range."""
+    if values.dtype.is_complex:   # the parts, each added
+        return make_complex(scatter_add(real_part(values), indices, shape, device),
+                            scatter_add(imag_part(values), indices, shape, device))
     total, m = math.prod(shape), math.prod(values.shape)
     k = Kernel()
     out, vals = arg(0, values.dtype), arg(1, values.dtype)

@@ -130,6 +130,7 @@ class CallSpec:
     kernel: UOp | None = None                      # an IR kernel's graph (a SINK)
     # the local gradient: grad(call, i, adjoint of result i) → one adjoint per input (None: none)
     grad: Callable[[UOp, int, UOp], list[UOp | None]] | None = None
+    grad_complex: bool = False                     # whether `grad` is written for complex values too
 
     @property
     def result_shapes(self) -> tuple[tuple[int, ...], ...]:
