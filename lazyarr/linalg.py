@@ -4,8 +4,9 @@ What lowers to primitives (matmul, tensordot, vecdot, outer, cross, diagonal, tr
 matrix_power) fuses with its neighbours. The decompositions and what is built on them (cholesky,
 qr, eigh, eigvalsh, eig, eigvals, svd, svdvals, solve, inv, det, slogdet; pinv, matrix_rank,
 lstsq, the spectral norms) are graph nodes of their own (`lazyarr.lapack`: LAPACK through NumPy,
-on OpenCL by a round trip through the host). Everything is batched over leading axes and has
-gradients but eig and eigvals (complex).
+on OpenCL small matrices by lazyarr's own kernels, the rest by a round trip through the host).
+Everything is batched over leading axes and has gradients for real matrices, but eig and eigvals
+(whose values are complex).
 
 Inputs are promoted as NumPy's: booleans and integers to float64; float32, float64 and complex
 stay. A stack of matrices must have at least two axes (ValueError naming the shape), a square
