@@ -1,25 +1,28 @@
 """Radix sort: a sort as a few passes of kernels written in the IR (the sort of devices whose
-threads run long loops well: `Renderer.long_sequential_loops`, the CPU).
+threads run long loops well, `Device.long_loops`: the CPU, PoCL).
 
-Each value becomes an unsigned key of its width whose order is the sort's: an integer's sign bit
-flipped, a float's bits with the sign bit flipped (all bits for a negative number), every NaN the
-largest key (NaNs last), all bits inverted for a descending sort. A least-significant-digit sort
-then orders the keys by one 8-bit digit a pass, stably, so that after the last pass they are in
-order and equal keys keep their positions (the sort is stable, ascending or descending). Rows
-(the leading axes) sort independently: each row is cut into chunks of `CHUNK` elements at most,
-and every pass is three kernels:
+Each value becomes an unsigned key of its width whose order is the sort's (`keys_of`, an
+elementwise kernel): an integer's sign bit flipped, a float's bits with the sign bit flipped (all
+bits for a negative number), every NaN the largest key (NaNs last), all bits inverted for a
+descending sort. A least-significant-digit sort then orders the keys by one 8-bit digit a pass,
+stably, so that after the last pass they are in order and equal keys keep their positions (the
+sort is stable, ascending or descending). Rows (the leading axes) sort independently: each row is
+cut into chunks of `CHUNK` elements at most, and every pass is three kernels:
 - histogram: each chunk (in parallel) counts its elements' digits in a private array;
 - offsets: for each row, the running total of the counts in digit-major, chunk-minor order is
   where each chunk's first element of each digit goes;
 - scatter: each chunk (in parallel) walks its elements in order and puts each at the next
-  position of its digit (a private array of 256 counters), with the positions it carries.
-The first pass reads the values themselves (the key is computed in the kernel), and the last
-stores the values back (or the positions, which are int32 in between when they fit). A key
-wider than one value (a complex number: real part, then imaginary part) is sorted by its
-least significant part first, carrying positions, then by the next part gathered at them.
+  position of its digit (a private array of 256 counters), with the positions it carries
+  (int32 in between when they fit, int64 from the last pass).
+The sorted keys become values again by `values_of` (elementwise: it fuses with what reads them).
+A key of several parts (a complex number: its real part, then its imaginary part) is sorted by
+its least significant part first, carrying positions, then by the next part gathered at them
+(`lazyarr.sorting`).
 
-Measured on 1M float32 (2 threads): histogram ~0.4 ms and scatter ~0.65 ms a pass; 8-bit
-digits beat 11-bit ones (2048 counters a chunk thrash the caches).
+Measured on 1M float32 (2 threads): histogram ~0.2-0.35 ms and scatter ~0.45-0.7 ms a pass (the
+top byte of floats, few distinct values, is the slow one); the whole sort ~3-6 ms against NumPy's
+3-4.5 ms (`python bench/sort.py`). 8-bit digits beat 11-bit ones (2048 counters a chunk, and as
+many streams to write, thrash the caches), and one histogram a chunk beat four interleaved ones.
 """
 from __future__ import annotations
 
@@ -97,8 +100,10 @@ class _Layout:
         in_row = q * self.length + i
         return i, in_row, (c // self.chunks) * self.n + in_row, in_row.lt(self.n)
 
-    def digit(self, key: UOp, shift: int) -> UOp:
-        return key.alu(Ops.SHR, UOp.const(key.dtype, shift)).alu(Ops.AND, UOp.const(key.dtype, BUCKETS - 1)).cast(dtypes.index)
+    @staticmethod
+    def digit(key: UOp, shift: int) -> UOp:
+        shifted = key.alu(Ops.SHR, UOp.const(key.dtype, shift))
+        return shifted.alu(Ops.AND, UOp.const(key.dtype, BUCKETS - 1)).cast(dtypes.index)
 
 
 def _histogram(lay: _Layout, key_t: DType, shift: int) -> UOp:
