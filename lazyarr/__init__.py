@@ -56,3 +56,12 @@ bool_ = bool
 concatenate = concat
 ndarray = Tensor
 array = asarray
+
+
+def __getattr__(name: str):
+    """The subpackages users reach as attributes (xp.optim.SGD, xp.nn.functional, xp.random),
+    imported on first use."""
+    if name in ("optim", "random", "nn"):
+        import importlib
+        return importlib.import_module(f"lazyarr.{name}")
+    raise AttributeError(f"module 'lazyarr' has no attribute {name!r}")

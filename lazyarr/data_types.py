@@ -1,6 +1,8 @@
 """Data type functions (array API section "Data Type Functions")."""
 from __future__ import annotations
 
+import numpy as np
+
 from typing import Any
 
 from lazyarr import dtypes
@@ -47,7 +49,9 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     """Whether `dtype` is of `kind`: a dtype, a kind name ('bool', 'signed integer', 'unsigned
     integer', 'integral', 'real floating', 'complex floating', 'numeric') or a tuple of these."""
     if not isinstance(dtype, DType):
-        raise TypeError(f"isdtype: expected a dtype, got {type(dtype).__name__}")
+        if not isinstance(dtype, (np.dtype, type, str)):   # NumPy's dtypes and scalar types, and names, are dtypes too
+            raise TypeError(f"isdtype: expected a dtype, got {type(dtype).__name__}")
+        dtype = dtypes.as_dtype(dtype)
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
     if isinstance(kind, str):

@@ -93,6 +93,12 @@ class DType:
         return self.np.type
 
     @property
+    def dtype(self) -> np.dtype:
+        """NumPy's dtype: NumPy reads an object's `dtype`, so np.dtype(d), np.zeros(2, dtype=d) and
+        np.asarray(a, dtype=d) accept lazyarr's dtypes."""
+        return self.np
+
+    @property
     def char(self) -> str:
         return self.np.char
 
@@ -317,9 +323,16 @@ class finfo_object:
     resolution: float
 
 
+def _dtype_of(t: Any) -> DType:
+    """A dtype, a NumPy dtype, scalar type or name, or an array: its dtype."""
+    if isinstance(t, (DType, np.dtype, str, type)):
+        return as_dtype(t)
+    return as_dtype(getattr(t, "dtype", t))
+
+
 def iinfo(t: Any) -> iinfo_object:
     """Machine limits of an integer dtype (or of an array's dtype)."""
-    d = as_dtype(getattr(t, "dtype", t))
+    d = _dtype_of(t)
     if not d.is_int:
         raise ValueError(f"iinfo needs an integer dtype, got {d}")
     i = np.iinfo(d.np)
@@ -329,7 +342,7 @@ def iinfo(t: Any) -> iinfo_object:
 def finfo(t: Any) -> finfo_object:
     """Machine limits of a floating-point dtype (or of an array's dtype); complex dtypes report
     the limits of their real part, with their own dtype."""
-    d = as_dtype(getattr(t, "dtype", t))
+    d = _dtype_of(t)
     if not d.is_inexact:
         raise ValueError(f"finfo needs a floating-point dtype, got {d}")
     real = float32 if d in (float32, complex64) else float64

@@ -69,3 +69,25 @@ def test_isdtype_kinds():
     assert xp.isdtype(xp.int64, xp.int64) and not xp.isdtype(xp.int64, xp.int32)
     with pytest.raises(ValueError, match="unknown kind"):
         xp.isdtype(xp.int8, "integer")
+
+
+def test_dtypes_and_numpys_read_each_other():
+    """np.dtype(d) and NumPy's dtype= arguments take lazyarr's dtypes (scikit-learn's KMeans and dask
+    do np.zeros(..., dtype=x.dtype)); finfo, iinfo and isdtype take NumPy's dtypes and scalar types."""
+    for d in (xp.float32, xp.float64, xp.int8, xp.uint64, xp.bool, xp.complex64):
+        assert np.dtype(d) == np.dtype(d.name)
+        assert np.zeros(2, dtype=d).dtype == np.dtype(d.name)
+        assert d == np.dtype(d.name) and d == getattr(np, d.name if d.name != "bool" else "bool_") and d == d.name
+    assert xp.asarray([1, 2], dtype=np.float32).dtype == xp.float32
+    assert xp.finfo(np.float32).eps == np.finfo(np.float32).eps and xp.finfo(np.dtype("float64")).bits == 64
+    assert xp.iinfo(np.int8).min == -128 and xp.iinfo("uint16").max == 65535
+    assert xp.finfo(xp.ones(2, dtype=xp.float32)).dtype == xp.float32
+    assert xp.isdtype(np.float32, "real floating") and not xp.isdtype(np.dtype("int8"), "real floating")
+    with pytest.raises(TypeError):
+        xp.isdtype(3, "integral")
+
+
+def test_subpackages_are_attributes():
+    assert xp.optim.SGD and xp.nn.functional.relu and xp.random.normal and xp.linalg.svd and xp.fft.rfft
+    with pytest.raises(AttributeError, match="no attribute"):
+        xp.not_a_name
