@@ -22,7 +22,9 @@ from lazyarr.elementwise import *  # noqa: F401,F403
 from lazyarr.elementwise import abs, pow, round  # noqa: A001  (shadow builtins on purpose)
 from lazyarr.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip,
                                   matrix_transpose, moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack,
-                                  tile, transpose, unstack)
+                                  tile, transpose, unstack, array_split, atleast_1d, atleast_2d, atleast_3d,
+                                  column_stack, dsplit, dstack, hsplit, hstack, pad, row_stack, split, swapaxes,
+                                  vsplit, vstack)
 from lazyarr.statistics import (all, any, cumprod, cumsum, cumulative_prod, cumulative_sum, diff,  # noqa: A001
                                 max, mean, min, prod, std, sum, var)
 from lazyarr.searching import (argmax, argmin, argwhere, count_nonzero, digitize, flatnonzero, nonzero, searchsorted,
@@ -30,6 +32,8 @@ from lazyarr.searching import (argmax, argmin, argwhere, count_nonzero, digitize
 from lazyarr.linear_algebra import dot, inner, kron, matmul, outer, tensordot, vdot, vecdot
 from lazyarr import fft, linalg
 from lazyarr.einsum import einsum
+from lazyarr.numpy_functions import *  # noqa: F401,F403
+from lazyarr.numpy_functions import array, copy, shape, size  # noqa: F811  (NumPy's names, on purpose)
 from lazyarr.sorting import argpartition, argsort, partition, sort
 from lazyarr.histograms import bincount, histogram
 from lazyarr.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
@@ -55,7 +59,6 @@ newaxis = None
 bool_ = bool
 concatenate = concat
 ndarray = Tensor
-array = asarray
 
 
 def __getattr__(name: str):

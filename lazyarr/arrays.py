@@ -49,6 +49,14 @@ def grad_leaf_tensors() -> dict[tuple, Array]:
     return dict(_grad_leaves)
 
 
+# Computed tensors whose gradient backward() reports too (retain_grad), by their marker's key
+_retained: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def retained_tensors() -> dict[tuple, Array]:
+    return dict(_retained)
+
+
 def is_grad_leaf(u: UOp) -> bool:
     """Whether u is the marker of a live leaf tensor that requires gradients."""
     return u.op is Ops.NOOP and u.arg in _grad_leaves
@@ -166,6 +174,22 @@ class Array:
             _grad_leaves.pop(self._leaf_grad, None)
             self._uop, self._leaf_grad = self._uop.src[0], False
         forget_requires_grad()
+        return self
+
+    def retain_grad(self) -> Array:
+        """Have backward() fill `.grad` of this computed tensor too, for the uses recorded after this
+        call (PyTorch's retain_grad; a leaf's is filled anyway). The tensor reads its value through a
+        marker, which gradients flow through."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad(): this tensor does not require grad")
+        if self._leaf_grad or (self._uop.op is Ops.NOOP and self._uop.arg in _retained):
+            return self
+        key = ("retained", next(_leaf_numbers))
+        value = self._uop
+        self._uop = UOp(Ops.NOOP, value.dtype, (value,), key)
+        if value in realized:
+            realized[self._uop] = realized[value]
+        _retained[key] = self
         return self
 
     def rebind(self, value: UOp) -> None:

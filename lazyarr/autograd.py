@@ -46,10 +46,11 @@ def _on_path(order: list[UOp], wanted: Callable[[UOp], bool], only: Ops | None =
 
 
 def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[UOp] | None = None,
-              on_path: set[UOp] | None = None) -> list[UOp | None]:
+              on_path: set[UOp] | None = None, passing: dict[UOp, UOp | None] | None = None) -> list[UOp | None]:
     """The gradient of `root` with respect to each target node (None where it does not depend
     on it), for the output adjoint `root_adjoint`; `order`: root.toposort() and `on_path`: the
-    nodes gradients flow through (`_on_path` for the targets or more), if the caller has them."""
+    nodes gradients flow through (`_on_path` for the targets or more), if the caller has them.
+    `passing`: nodes whose adjoints to report there, which the adjoint flows on through."""
     if order is None:
         order = root.toposort()
     wanted = set(targets)
@@ -58,6 +59,8 @@ def gradients(root: UOp, targets: Sequence[UOp], root_adjoint: UOp, order: list[
     adjoints: dict[UOp, UOp] = {root: root_adjoint}
     for u in reversed(order):
         g = adjoints.get(u)
+        if passing is not None and u in passing:
+            passing[u] = g
         # a target is a variable of its own: its adjoint does not flow on into what it was computed from
         if g is None or u in wanted or on_path.isdisjoint(u.src):
             continue
@@ -102,8 +105,10 @@ def backward(self: Array, gradient: Any = None) -> None:
             raise ValueError(f"backward(): gradient of shape {g.shape} does not match the tensor's shape {self.shape}")
         adjoint = g.astype(self.dtype).uop
     live = _array.grad_leaf_tensors()
+    retained = _array.retained_tensors()
+    passing = {u: None for u in order if u.op is Ops.NOOP and u.arg in retained} if retained else None
     shares: dict[tuple, list[UOp]] = {}
-    for m, g in zip(markers, gradients(graph, markers, adjoint, order, on_path)):
+    for m, g in zip(markers, gradients(graph, markers, adjoint, order, on_path, passing)):
         if g is not None:
             shares.setdefault(m.arg, []).append(g)
     for key in dict.fromkeys(m.arg for m in markers):
@@ -114,6 +119,11 @@ def backward(self: Array, gradient: Any = None) -> None:
             g = UOp(Ops.ADD, g.dtype, (g, more))
         grad = wrap(g, t.device)
         t.grad = grad if t.grad is None else t.grad + grad
+    for u, g in (passing or {}).items():   # retain_grad's tensors
+        t = retained.get(u.arg)
+        if t is not None and g is not None:
+            grad = wrap(g, t.device)
+            t.grad = grad if t.grad is None else t.grad + grad
     # as in PyTorch, the graph is not kept for a second backward: once realized, self keeps only its
     # value; an optimizer's step realizes it with the update, so that it need not be recomputed
     self._released = True

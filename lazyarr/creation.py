@@ -10,9 +10,11 @@ with a mask built from two IOTAs.
 """
 from __future__ import annotations
 
+import functools
+
 import math
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -148,7 +150,18 @@ def _nested_numpy(seq: Any) -> Any:
     return seq
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Array:
+def _grad_option(fn: Callable[..., Array]) -> Callable[..., Array]:
+    """The creation function with PyTorch's `requires_grad=` too: the result is then a leaf that
+    requires gradients (its signature, as inspect shows it, stays the standard's)."""
+    @functools.wraps(fn)
+    def make(*args: Any, requires_grad: bool = False, **kwargs: Any) -> Array:
+        out = fn(*args, **kwargs)
+        return out.requires_grad_() if requires_grad else out
+    return make
+
+
+@_grad_option
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of `shape` filled with `fill_value`."""
     shape = normalize_shape(shape)
     dev = _device(device)
@@ -172,15 +185,18 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     return wrap(const(fill_value, d, shape), dev)
 
 
-def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+@_grad_option
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return full(shape, 0, dtype=_dtype_or(dtype, dtypes.default_float), device=device)
 
 
-def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+@_grad_option
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     return full(shape, 1, dtype=_dtype_or(dtype, dtypes.default_float), device=device)
 
 
-def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+@_grad_option
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of `shape` whose contents are whatever the new memory holds."""
     shape = normalize_shape(shape)
     d, dev = _dtype_or(dtype, dtypes.default_float), _device(device)
@@ -193,21 +209,25 @@ def _like(x: Array, dtype: Any, device: Any) -> tuple[Shape, DType, Device]:
     return x.shape, _dtype_or(dtype, x.dtype), x.device if device is None else get_device(device)
 
 
+@_grad_option
 def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return full(shape, 0, dtype=d, device=dev)
 
 
+@_grad_option
 def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return full(shape, 1, dtype=d, device=dev)
 
 
+@_grad_option
 def full_like(x: Array, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return full(shape, fill_value, dtype=d, device=dev)
 
 
+@_grad_option
 def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
     shape, d, dev = _like(x, dtype, device)
     return empty(shape, dtype=d, device=dev)
@@ -225,6 +245,7 @@ def _as_number(x: Any, name: str) -> Any:
     return x
 
 
+@_grad_option
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Array:
     """Evenly spaced values in [start, stop) with spacing `step`."""
     start, step = _as_number(start, "start"), _as_number(step, "step")
@@ -252,6 +273,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     return wrap(value, _device(device))
 
 
+@_grad_option
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: bool = True) -> Array:
     """`num` evenly spaced values from `start` to `stop` (included when `endpoint`)."""
@@ -286,7 +308,8 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
     return wrap(cast_uop(y, d), _device(device))
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+@_grad_option
+def eye(n_rows: int, n_cols: int | None = None, /, k: int = 0, dtype: Any = None, *,
         device: Any = None) -> Array:
     """A 2-D array with ones on the k-th diagonal and zeros elsewhere."""
     n_rows = operator.index(n_rows)
@@ -366,11 +389,11 @@ def _triangle(name: str, x: Array, k: int, lower: bool) -> Array:
     return wrap(UOp(Ops.WHERE, x.dtype, (keep, x.uop, zero)), x.device)
 
 
-def tril(x: Array, /, *, k: int = 0) -> Array:
+def tril(x: Array, /, k: int = 0) -> Array:
     """x with the elements above the k-th diagonal of its last two axes set to zero."""
     return _triangle("tril", x, k, lower=True)
 
 
-def triu(x: Array, /, *, k: int = 0) -> Array:
+def triu(x: Array, /, k: int = 0) -> Array:
     """x with the elements below the k-th diagonal of its last two axes set to zero."""
     return _triangle("triu", x, k, lower=False)

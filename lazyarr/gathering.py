@@ -81,7 +81,7 @@ def _positions(n: int, out_shape: tuple[int, ...], axis: int) -> UOp:
     return expand_uop(reshape_uop(UOp(Ops.IOTA, dtypes.index, (), n), shape), out_shape)
 
 
-def take(x: Array, indices: Any, /, *, axis: int | None = None) -> Array:
+def take(x: Array, indices: Any, /, axis: int | None = None) -> Array:
     """x's elements at `indices` (1-D, integer) along `axis` (x must be 1-D when axis is None)."""
     x = as_tensor(x)
     if axis is None:

@@ -8,10 +8,12 @@ import math
 import operator
 from typing import Any, Sequence
 
+import numpy as np
+
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
-from lazyarr.graph import (alu, cast_uop, check_dimensions, expand_uop, flip_uop, normalize_axes,
+from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, normalize_axes,
                            normalize_axis, pad_uop, permute_uop, reshape_uop, shrink_uop)
 from lazyarr.creation import empty
 from lazyarr.arrays import Array, mark_broadcast_view, wrap
@@ -131,7 +133,7 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     return out
 
 
-def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
+def flip(x: Array, /, axis: int | tuple[int, ...] | None = None) -> Array:
     """x with the order of elements along `axis` (all axes when None) reversed."""
     x = as_tensor(x)
     return wrap(flip_uop(x.uop, normalize_axes(axis, x.ndim)), x.device)
@@ -143,7 +145,7 @@ def _same_device(ts: list[Array], name: str) -> None:
             raise ValueError(f"{name}: arrays are on different devices: {ts[0].device.name} and {t.device.name}")
 
 
-def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
+def concat(arrays: Sequence[Array], /, axis: int | None = 0) -> Array:
     """The arrays joined along `axis` (flattened first when axis is None)."""
     ts = [as_tensor(a) for a in arrays]
     if not ts:
@@ -181,7 +183,7 @@ def concat(arrays: Sequence[Array], /, *, axis: int | None = 0) -> Array:
     return wrap(out, ts[0].device)
 
 
-def stack(arrays: Sequence[Array], /, *, axis: int = 0) -> Array:
+def stack(arrays: Sequence[Array], /, axis: int = 0) -> Array:
     """The arrays, of one shape, joined along a new axis."""
     ts = [as_tensor(a) for a in arrays]
     if not ts:
@@ -216,7 +218,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
     return permute_dims(x, order)
 
 
-def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
+def roll(x: Array, /, shift: int | tuple[int, ...], axis: int | tuple[int, ...] | None = None) -> Array:
     """x with elements shifted along `axis` (the flattened array when None), wrapping around."""
     x = as_tensor(x)
     if axis is None:
@@ -261,7 +263,7 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     return wrap(reshape_uop(u, tuple(r * s for r, s in zip(reps, shape))), x.device)
 
 
-def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+def repeat(x: Array, repeats: int | Array, /, axis: int | None = None) -> Array:
     """Each element of x repeated `repeats` times along `axis` (of the flattened array when None)."""
     x = as_tensor(x)
     if axis is None:
@@ -297,3 +299,192 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
 def tile_axis(x: Array, i: int, count: int, ax: int) -> Array:
     piece = x[(slice(None),) * ax + (slice(i, i + 1),)]
     return repeat(piece, count, axis=ax)
+
+
+# ---- NumPy's joining, splitting and padding ---------------------------------------------------------
+
+def _along(x: Array, axis: int, start: int | None, stop: int | None, step: int | None = None) -> Array:
+    return x[(slice(None),) * axis + (slice(start, stop, step),)]
+
+
+def swapaxes(x: Array, axis1: int, axis2: int, /) -> Array:
+    """x with two axes exchanged (NumPy's swapaxes)."""
+    x = as_tensor(x)
+    a, b = normalize_axis(axis1, x.ndim), normalize_axis(axis2, x.ndim)
+    order = list(range(x.ndim))
+    order[a], order[b] = b, a
+    return permute_dims(x, order)
+
+
+def _at_least(arrays: tuple, ndim: int) -> Any:
+    out = []
+    for a in arrays:
+        t = as_tensor(a)
+        if t.ndim < ndim:
+            # NumPy's placement: a vector becomes a row (1, n) and, for 3-D, (1, n, 1)
+            shape = {0: (1,) * ndim, 1: (1, t.size, 1)[:ndim] if ndim == 3 else (1,) * (ndim - 1) + t.shape,
+                     2: t.shape + (1,)}[t.ndim]
+            t = reshape(t, shape)
+        out.append(t)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arrays: Any) -> Any:
+    return _at_least(arrays, 1)
+
+
+def atleast_2d(*arrays: Any) -> Any:
+    return _at_least(arrays, 2)
+
+
+def atleast_3d(*arrays: Any) -> Any:
+    return _at_least(arrays, 3)
+
+
+def vstack(tup: Sequence[Any], /) -> Array:
+    """The arrays joined along the first axis (vectors as rows)."""
+    return concat(_listed(atleast_2d(*tup)), axis=0)
+
+
+row_stack = vstack
+
+
+def hstack(tup: Sequence[Any], /) -> Array:
+    """The arrays joined along the second axis (vectors: along their only one)."""
+    ts = _listed(atleast_1d(*tup))
+    return concat(ts, axis=0 if ts[0].ndim == 1 else 1)
+
+
+def dstack(tup: Sequence[Any], /) -> Array:
+    """The arrays joined along the third axis."""
+    return concat(_listed(atleast_3d(*tup)), axis=2)
+
+
+def column_stack(tup: Sequence[Any], /) -> Array:
+    """Vectors as columns (and 2-D arrays as they are), joined along the second axis."""
+    ts = [as_tensor(a) for a in tup]
+    return concat([reshape(t, (t.size, 1)) if t.ndim < 2 else t for t in ts], axis=1)
+
+
+def _listed(x: Any) -> list:
+    return x if isinstance(x, list) else [x]
+
+
+def array_split(x: Array, indices_or_sections: Any, axis: int = 0) -> list[Array]:
+    """NumPy's array_split: `sections` nearly equal parts (the first ones one longer), or the parts
+    between the given indices."""
+    x = as_tensor(x)
+    ax = normalize_axis(axis, x.ndim)
+    n = x.shape[ax]
+    if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(indices_or_sections, bool):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError(f"array_split: the number of sections must be larger than 0, got {sections}")
+        size, extra = divmod(n, sections)
+        bounds = [0]
+        for i in range(sections):
+            bounds.append(bounds[-1] + size + (i < extra))
+    else:
+        bounds = [0] + [operator.index(i) for i in indices_or_sections] + [n]
+    return [_along(x, ax, lo, max(lo, hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def split(x: Array, indices_or_sections: Any, axis: int = 0) -> list[Array]:
+    """NumPy's split: as array_split, but `sections` must divide the axis evenly."""
+    x = as_tensor(x)
+    if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(indices_or_sections, bool):
+        n = x.shape[normalize_axis(axis, x.ndim)]
+        if indices_or_sections <= 0 or n % indices_or_sections:
+            raise ValueError(f"split: array split does not result in an equal division ({n} into "
+                             f"{indices_or_sections})")
+    return array_split(x, indices_or_sections, axis)
+
+
+def hsplit(x: Array, indices_or_sections: Any) -> list[Array]:
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(x, indices_or_sections, axis=1 if x.ndim > 1 else 0)
+
+
+def vsplit(x: Array, indices_or_sections: Any) -> list[Array]:
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(x, indices_or_sections, axis=0)
+
+
+def dsplit(x: Array, indices_or_sections: Any) -> list[Array]:
+    x = as_tensor(x)
+    if x.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(x, indices_or_sections, axis=2)
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    """NumPy's pad_width forms: n, (n,), (before, after), or one pair per axis."""
+    w = np.asarray(pad_width)
+    if not np.issubdtype(w.dtype, np.integer):
+        raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
+    try:
+        w = np.broadcast_to(w.reshape(-1, 2) if w.ndim == 2 or w.size == 2 else w.reshape(-1, 1), (ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of {ndim} dimensions") from None
+    if (w < 0).any():
+        raise ValueError(f"pad: pad widths must be non-negative, got {pad_width!r}")
+    return [(int(b), int(a)) for b, a in w]
+
+
+def pad(x: Array, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0) -> Array:
+    """NumPy's pad, modes 'constant' (with `constant_values`), 'edge', 'reflect', 'symmetric' and
+    'wrap', as movements and joins (it fuses). Wide reflections repeat, as NumPy's do."""
+    x = as_tensor(x)
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    widths = _pad_widths(pad_width, x.ndim)
+    if mode == "constant":
+        u = pad_uop(x.uop, widths)
+        values = np.broadcast_to(np.asarray(constant_values), (x.ndim, 2))
+        if values.any():   # the padding takes the constants, axis by axis (later axes over earlier)
+            for ax, ((b, a), (cb, ca)) in enumerate(zip(widths, values)):
+                n, total = x.shape[ax], b + x.shape[ax] + a
+                pos = UOp(Ops.IOTA, dtypes.index, (), total)
+                along = tuple(total if i == ax else 1 for i in range(x.ndim))
+                before = expand_uop(reshape_uop(alu(Ops.CMPLT, pos, b), along), u.shape)
+                after = expand_uop(reshape_uop(alu(Ops.CMPLE, b + n, pos), along), u.shape)
+                u = alu(Ops.WHERE, before, const(cb.item(), x.dtype, u.shape), u) if b else u
+                u = alu(Ops.WHERE, after, const(ca.item(), x.dtype, u.shape), u) if a else u
+        return wrap(u, x.device)
+    for ax, (b, a) in enumerate(widths):
+        if (b or a) and x.shape[ax] == 0:
+            raise ValueError(f"pad: can't extend an empty axis {ax} with mode {mode!r}")
+        x = _pad_axis(x, ax, b, a, mode)
+    return x
+
+
+def _pad_axis(x: Array, ax: int, before: int, after: int, mode: str) -> Array:
+    if mode == "wrap":   # periodic: out[i] = x[(i - before) mod n], a window of x tiled
+        n, total = x.shape[ax], before + x.shape[ax] + after
+        start = -before % n
+        reps = tuple(-(-(start + total) // n) if i == ax else 1 for i in range(x.ndim))
+        return _along(tile(x, reps), ax, start, start + total)
+    while before or after:
+        n = x.shape[ax]
+        if mode == "edge":
+            parts = [broadcast_to(_along(x, ax, 0, 1), x.shape[:ax] + (before,) + x.shape[ax + 1:]), x,
+                     broadcast_to(_along(x, ax, n - 1, n), x.shape[:ax] + (after,) + x.shape[ax + 1:])]
+            return concat([p for p in parts if p.shape[ax]], axis=ax)
+        room = n if mode == "symmetric" else n - 1
+        if room == 0:   # reflecting one element: it repeats
+            mode = "edge"
+            continue
+        b, a = min(before, room), min(after, room)
+        skip = 1 if mode == "reflect" else 0
+        head = flip(_along(x, ax, skip, skip + b), axis=ax)
+        tail = flip(_along(x, ax, n - skip - a, n - skip), axis=ax)
+        x = concat([p for p in (head, x, tail) if p.shape[ax]], axis=ax)
+        before, after = before - b, after - a
+    return x

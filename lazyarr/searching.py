@@ -59,12 +59,12 @@ def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -
     return wrap(cast_uop(reshape_uop(first, shape), dtypes.default_int), x.device)
 
 
-def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+def argmax(x: Array, /, axis: int | None = None, *, keepdims: bool = False) -> Array:
     """The position of the first maximum along `axis` (of the flattened array when None)."""
     return _arg_extreme("argmax", Ops.MAX, x, axis, keepdims)
 
 
-def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+def argmin(x: Array, /, axis: int | None = None, *, keepdims: bool = False) -> Array:
     """The position of the first minimum along `axis` (of the flattened array when None)."""
     return _arg_extreme("argmin", Ops.MIN, x, axis, keepdims)
 

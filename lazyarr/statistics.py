@@ -64,12 +64,12 @@ def _sum_dtype(d: DType) -> DType:
     return d
 
 
-def sum(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+def sum(x: Array, /, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     return reduce(x, Ops.ADD, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
 
-def prod(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+def prod(x: Array, /, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     return reduce(x, Ops.MUL, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
@@ -79,13 +79,13 @@ def _ordered(name: str, x: Array) -> None:
         raise TypeError(f"{name}: complex numbers have no order (take abs(), real() or imag() first)")
 
 
-def max(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
+def max(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     _ordered("max", x)
     return reduce(x, Ops.MAX, axis, keepdims)
 
 
-def min(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
+def min(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     x = as_tensor(x)
     _ordered("min", x)
     return reduce(x, Ops.MIN, axis, keepdims)
@@ -95,7 +95,7 @@ def _count(x: Array, axis: Any) -> int:
     return math.prod(x.shape[a] for a in normalize_axes(axis, x.ndim))
 
 
-def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
+def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     """The arithmetic mean; integer and boolean arrays average in float64 as NumPy does (the
     standard leaves them unspecified). Empty → NaN."""
     x = as_tensor(x)
@@ -109,7 +109,7 @@ def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     return wrap(alu(Ops.FDIV, total.uop, float(n) if n else math.nan), x.device)
 
 
-def var(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
+def var(x: Array, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False) -> Array:
     """The variance, dividing by (N - correction)."""
     x = as_tensor(x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
@@ -127,20 +127,20 @@ def var(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: boo
     return wrap(alu(Ops.FDIV, ss.uop, float(n) if n > 0 else 0.0), x.device)
 
 
-def std(x: Array, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Array:
+def std(x: Array, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False) -> Array:
     """The standard deviation, the square root of `var`."""
     v = var(x, axis=axis, correction=correction, keepdims=keepdims)
     return wrap(alu(Ops.SQRT, v.uop), v.device)
 
 
-def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
+def all(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     """Whether every element along `axis` is true (non-zero)."""
     x = as_tensor(x)
     b = wrap(cast_uop(x.uop, dtypes.bool_), x.device)
     return reduce(b, Ops.MIN, axis, keepdims) if _count(x, axis) else reduce_empty_bool(x, axis, keepdims, True)
 
 
-def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
+def any(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     """Whether some element along `axis` is true (non-zero)."""
     x = as_tensor(x)
     b = wrap(cast_uop(x.uop, dtypes.bool_), x.device)

@@ -9,6 +9,7 @@ arrays, and every array they make is a Tensor (`Array.made`).
 from __future__ import annotations
 
 import math
+import operator
 import sys
 from typing import Any, Iterator
 
@@ -19,7 +20,7 @@ from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew
 from lazyarr.arrays import Array, check_writable, grad_mode, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
-from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop
+from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axes
 from lazyarr.runtime.devices import get_device
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
@@ -73,20 +74,49 @@ def _no_out(out: Any) -> None:
         raise TypeError("the out= argument is not supported: lazyarr arrays are values")
 
 
-def _reduction(fn, has_dtype: bool = False):
-    def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False) -> Tensor:
+def _reduction(fn, has_dtype: bool = False, identity: Any = 0):
+    def method(self: Tensor, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+               initial: Any = _NO_VALUE, where: Any = True) -> Tensor:
         _no_out(out)
         if dtype is not None and not has_dtype:
             raise TypeError(f"{fn.__name__}() got an unexpected keyword argument 'dtype'")
-        return fn(self, axis=axis, keepdims=keepdims, **({"dtype": dtype} if has_dtype else {}))
+        r = fn(_masked(self, where, identity), axis=axis, keepdims=keepdims, **({"dtype": dtype} if has_dtype else {}))
+        if initial is _NO_VALUE:
+            return r
+        return ew.multiply(r, initial) if fn is st.prod else ew.add(r, initial)
     method.__name__ = fn.__name__
     return method
 
 
-def _max_min(fn):
-    def method(self: Tensor, axis: Any = None, out: None = None, keepdims: bool = False) -> Tensor:
+_NO_VALUE = object()
+
+
+def _masked(self: Tensor, where: Any, fill: Any) -> Tensor:
+    """NumPy's where= of a reduction: the elements where it is false replaced by the reduction's
+    identity (or its `initial`)."""
+    if where is True:
+        return self
+    return ew.where(as_tensor(where, self.device), self, fill)
+
+
+def _max_min(fn, identity: Any = None):
+    """A reduction method with NumPy's keywords: `initial` (a value the reduction also covers) and
+    `where` (which elements count) for max and min."""
+    def method(self: Tensor, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = _NO_VALUE,
+               where: Any = True) -> Tensor:
         _no_out(out)
-        return fn(self, axis=axis, keepdims=keepdims)
+        if identity is None:   # all, any
+            return fn(_masked(self, where, fn is st.all), axis=axis, keepdims=keepdims)
+        if where is not True and initial is _NO_VALUE:
+            raise ValueError(f"reduction operation '{fn.__name__}' does not have an identity, so to use a where "
+                             f"mask one has to specify 'initial'")
+        x = _masked(self, where, initial)
+        if x.size == 0 and initial is not _NO_VALUE:
+            shape = tuple(1 if keepdims and i in normalize_axes(axis, x.ndim) else n for i, n in enumerate(x.shape)
+                          if keepdims or i not in normalize_axes(axis, x.ndim))
+            return wrap(const(initial, x.dtype, shape), x.device)
+        r = fn(x, axis=axis, keepdims=keepdims)
+        return r if initial is _NO_VALUE else (ew.maximum if fn is st.max else ew.minimum)(r, initial)
     method.__name__ = fn.__name__
     return method
 
@@ -201,10 +231,42 @@ class Tensor(Array):
     # ---- conversions: one element is read without a kernel where it can be (lazyarr.conversion) ----
     _scalar = conversion.scalar
 
-    def item(self) -> Any:
+    def item(self, *args: Any) -> Any:
+        """The one element as a Python scalar; NumPy's item(i) (a flat index) and item(i, j, ...)."""
+        if args:
+            index = args[0] if len(args) == 1 else args
+            if isinstance(index, tuple):
+                return self[index].item()
+            flat = operator.index(index)
+            if not -self.size <= flat < self.size:
+                raise IndexError(f"index {flat} is out of bounds for size {self.size}")
+            return mp.reshape(self, (self.size,))[flat].item()
         if self.size != 1:
             raise ValueError(f"can only convert an array of size 1 to a Python scalar, not of size {self.size}")
         return conversion.element(self)
+
+    def __contains__(self, value: Any) -> bool:
+        return bool(st.any(ew.equal(self, value)))
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """round(t): of one element as Python rounds a number (an int without ndigits); of more,
+        elementwise (NumPy's arrays refuse round(); its scalars do this)."""
+        if self.ndim == 0:
+            return round(self.item(), ndigits)
+        return ew.round(self, ndigits or 0)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return self.numpy().tobytes(order)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """The bytes between neighbours along each axis, C-contiguous: a tensor's value is laid out
+        so when it is computed."""
+        out, step = [], self.dtype.itemsize
+        for n in reversed(self.shape):
+            out.append(step)
+            step *= max(n, 1)
+        return tuple(reversed(out))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         arr = self.numpy()
@@ -347,9 +409,10 @@ class Tensor(Array):
         return mp.flip(self, axis=axis)
 
     sum = _reduction(st.sum, has_dtype=True)
-    prod = _reduction(st.prod, has_dtype=True)
+    prod = _reduction(st.prod, has_dtype=True, identity=1)
     mean = _reduction(_mean, has_dtype=True)
-    max, min, all, any = _max_min(st.max), _max_min(st.min), _max_min(st.all), _max_min(st.any)
+    max, min = _max_min(st.max, -math.inf), _max_min(st.min, math.inf)
+    all, any = _max_min(st.all), _max_min(st.any)
     argmax, argmin = _arg_extreme(searching.argmax), _arg_extreme(searching.argmin)
     cumsum, cumprod = _cumulative(st.cumsum), _cumulative(st.cumprod)
     var, std = _var_std(st.var), _var_std(st.std)
@@ -367,6 +430,40 @@ class Tensor(Array):
 
     def nonzero(self) -> tuple[Tensor, ...]:
         return searching.nonzero(self)
+
+    # ---- NumPy's methods, each a call of the namespace's function --------------------------------
+    def fill(self, value: Any) -> None:
+        """Every element set to value, in place."""
+        self[...] = value
+
+    def zero_(self) -> Tensor:
+        """Every element set to 0, in place (PyTorch's spelling: `p.grad.zero_()`)."""
+        self[...] = 0
+        return self
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Tensor:
+        return mp.repeat(self, repeats, axis=axis)
+
+    def take(self, indices: Any, axis: int | None = None) -> Tensor:
+        if axis is None and self.ndim != 1:
+            return gathering.take(mp.reshape(self, (self.size,)), indices)
+        return gathering.take(self, indices, axis=axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Tensor:
+        return mp.swapaxes(self, axis1, axis2)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
+        from lazyarr.linalg import diagonal
+        return diagonal(mp.moveaxis(self, (axis1, axis2), (-2, -1)), offset=offset)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None) -> Tensor:
+        _no_out(out)
+        return st.sum(self.diagonal(offset, axis1, axis2), axis=-1, dtype=dtype)
+
+    def ptp(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Tensor:
+        _no_out(out)
+        return ew.subtract(st.max(self, axis=axis, keepdims=keepdims), st.min(self, axis=axis, keepdims=keepdims))
+
 
     def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Tensor:
         return searching.searchsorted(self, v, side=side, sorter=sorter)
