@@ -370,6 +370,9 @@ def _listed(x: Any) -> list:
     return x if isinstance(x, list) else [x]
 
 
+MAX_SECTIONS = 1 << 16   # empty parts array_split makes past an axis's length, at most
+
+
 def array_split(x: Array, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """NumPy's array_split: `sections` nearly equal parts (the first ones one longer), or the parts
     between the given indices."""
@@ -380,6 +383,9 @@ def array_split(x: Array, indices_or_sections: Any, axis: int = 0) -> list[Array
         sections = int(indices_or_sections)
         if sections <= 0:
             raise ValueError(f"array_split: the number of sections must be larger than 0, got {sections}")
+        if sections > max(n, 1) + MAX_SECTIONS:
+            raise ValueError(f"array_split: {sections} sections of an axis of {n} elements: at most "
+                             f"{n + MAX_SECTIONS} (the rest would all be empty)")
         size, extra = divmod(n, sections)
         bounds = [0]
         for i in range(sections):

@@ -251,8 +251,15 @@ class Tensor(Array):
     def __round__(self, ndigits: int | None = None) -> Any:
         """round(t): of one element as Python rounds a number (an int without ndigits); of more,
         elementwise (NumPy's arrays refuse round(); its scalars do this)."""
+        if ndigits is not None:
+            ndigits = operator.index(ndigits)
+            if abs(ndigits) >= 2 ** 63:
+                raise OverflowError(f"round(): ndigits {ndigits} does not fit a C long")
         if self.ndim == 0:
-            return round(self.item(), ndigits)
+            v = self.item()
+            if isinstance(v, int) and ndigits is not None and ndigits < -20:
+                return 0   # every int64 rounds to 0 (Python would compute 10**-ndigits)
+            return round(v, ndigits)
         return ew.round(self, ndigits or 0)
 
     def tobytes(self, order: str = "C") -> bytes:

@@ -198,8 +198,10 @@ def reproducer(name: str, args: tuple, kwargs: dict) -> str:
 
 # ---- the functions -----------------------------------------------------------------------------
 
-# functions that run user code or compile user source: their own tests below
-SEPARATE = {"custom_kernel", "precompiled", "function", "grad", "value_and_grad", "no_grad"}
+# functions that run user code or compile user source: their own tests below; NumPy's print
+# options, error state and text files (global state, files): tests/test_numpy_functions.py
+SEPARATE = {"custom_kernel", "precompiled", "function", "grad", "value_and_grad", "no_grad",
+            "set_printoptions", "get_printoptions", "printoptions", "errstate", "savetxt", "loadtxt"}
 
 
 def namespace_functions() -> dict[str, Callable]:
@@ -305,7 +307,7 @@ def test_namespace_functions_raise_only_user_errors(name):
 # ---- Tensor methods, properties, operators, conversions -----------------------------------------
 
 SKIP_METHODS = {"rebind", "uop"}   # the graph-level hooks the namespace modules write through
-AUTOGRAD_METHODS = {"backward", "requires_grad_", "assign", "requires_grad"}
+AUTOGRAD_METHODS = {"backward", "requires_grad_", "assign", "requires_grad", "retain_grad"}
 OPERATOR_NAMES = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
                   "rshift"}
 # binary and in-place operators have their own test (test_operators_...)
