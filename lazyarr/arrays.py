@@ -21,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
+from lazyarr.ops import source_index
 from lazyarr.realize import realized, run, schedule_realize
 from lazyarr.runtime.device import Buffer, Device
 
@@ -121,7 +123,9 @@ def leaf_marker(value: UOp, key: tuple) -> UOp:
 class Array:
     """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
     # _leaf_grad: False, or the leaf key of a leaf tensor that requires gradients (see `leaf_marker`)
-    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_released", "__weakref__")
+    # _viewof: None, or what this array is a view of (`ViewOf`); _views: None, or the live views of
+    # this array (it is their root), by id
+    __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_released", "_viewof", "_views", "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
     made: type = None   # the class of the arrays _from_uop makes: the subclass users hold (Tensor)
 
@@ -135,6 +139,7 @@ class Array:
             uop = UOp(Ops.DETACH, uop.dtype, (uop,))   # cheaper than asking whether it needs one
         t = object.__new__(Array.made)
         t._uop, t.device, t._leaf_grad, t.grad, t._released = uop, device, False, None, False
+        t._viewof = t._views = None
         return t
 
     # ---- gradients ---------------------------------------------------------------------------
@@ -194,8 +199,13 @@ class Array:
 
     def rebind(self, value: UOp) -> None:
         """Give this tensor the value `value` (a node of its shape and dtype): in-place updates,
-        assignment, an optimizer's step. A leaf that requires grad keeps its identity (its marker)."""
+        assignment, an optimizer's step. A leaf that requires grad keeps its identity (its marker).
+        Its views read the new value from then on (a view's own writes go through its root:
+        `lazyarr.views`, which Tensor's rebind calls)."""
         self._uop = leaf_marker(value, self._leaf_grad) if self._leaf_grad else value
+        if self._views:
+            for v in list(self._views.values()):
+                v._uop = v._viewof.replay(self._uop)
 
     # ---- metadata, known without computing ---------------------------------------------------
     @property
@@ -254,6 +264,101 @@ class Array:
         arr = buf.numpy().reshape(self.shape).view()
         arr.flags.writeable = False
         return arr
+
+# ---- views --------------------------------------------------------------------------------------
+
+class ViewOf:
+    """What a view is of (NumPy's views: basic indexing, transposes, reshapes that need no copy,
+    flips, squeezes, complex parts). `root`: the array that is no view whose elements the view
+    shows; `root_at`: the root's node when the view was made; `template`: the view's node then, a
+    chain of movement ops (and complex parts) of root_at; `key`: the basic index key, when the view
+    is root[key]. The view's value is always the template replayed on the root's current node."""
+    __slots__ = ("root", "root_at", "template", "key")
+
+    def __init__(self, root: Array, root_at: UOp, template: UOp, key: Any):
+        self.root, self.root_at, self.template, self.key = root, root_at, template, key
+
+    def replay(self, root_value: UOp) -> UOp:
+        return self.template if root_value is self.root_at else substitute(self.template, {self.root_at: root_value})
+
+    def root_index(self, idx: list[int]) -> list[int]:
+        """The root's index of the view's element at idx (the movement ops mapped on the host)."""
+        u = self.template
+        while u is not self.root_at:
+            if u.op in (Ops.GEP, Ops.DETACH, Ops.NOOP, Ops.CONTIGUOUS):
+                u = u.src[0]
+                continue
+            idx, _ = source_index(u, idx)
+            u = u.src[0]
+        return idx
+
+
+def make_view(result: Array, source: Any, key: Any = None) -> Array:
+    """result, made from the array source by movement ops (or as a complex part), as a view of
+    source's root: a write through either reaches the other (`key`: the basic index key, when
+    result is source[key])."""
+    if not isinstance(source, Array) or result is source or result.device is not source.device:
+        return result
+    of = source._viewof
+    if of is not None:   # a view of a view: of the same root, its template from the source's
+        template = result._uop if source._uop is of.template else substitute(result._uop, {source._uop: of.template})
+        root, root_at, key = of.root, of.root_at, None
+    else:
+        root, root_at, template = source, source._uop, result._uop
+    result._viewof = ViewOf(root, root_at, template, key)
+    if root._views is None:
+        root._views = weakref.WeakValueDictionary()   # by id: a WeakSet would compare arrays with ==
+    root._views[id(result)] = result
+    return result
+
+
+def layout_strides(x: Array) -> tuple[int, ...]:
+    """The bytes between neighbours along each axis of x in its root's row-major memory (NumPy's
+    strides): C-contiguous for an array that is no view."""
+    size = x.dtype.itemsize
+    contiguous = []
+    for n in reversed(x.shape):
+        contiguous.append(size)
+        size *= max(n, 1)
+    contiguous = tuple(reversed(contiguous))
+    of = x._viewof
+    if of is None or x.size == 0:
+        return contiguous
+    root_shape, unit = of.root.shape, of.root.dtype.itemsize
+
+    def flat(i: list[int]) -> int:
+        out = 0
+        for v, n in zip(i, root_shape):
+            out = out * n + v
+        return out
+    origin = flat(of.root_index([0] * x.ndim))
+    return tuple((flat(of.root_index([int(a == k) for a in range(x.ndim)])) - origin) * unit if n > 1 else c
+                 for k, (n, c) in enumerate(zip(x.shape, contiguous)))
+
+
+def reshape_needs_no_copy(x: Array, shape: tuple[int, ...]) -> bool:
+    """Whether x's elements in row-major order can be reshaped to `shape` as a view (NumPy's rule:
+    the axes merged or split are evenly spaced in memory)."""
+    if x._viewof is None or x.size == 0:
+        return True
+    old = [(n, s) for n, s in zip(x.shape, layout_strides(x)) if n != 1]
+    new = [n for n in shape if n != 1]
+    oi = ni = 0
+    while oi < len(old) and ni < len(new):
+        oj, nj = oi + 1, ni + 1
+        op, np_ = old[oi][0], new[ni]
+        while op != np_:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= old[oj][0]
+                oj += 1
+        if any(old[k][1] != old[k + 1][0] * old[k + 1][1] for k in range(oi, oj - 1)):
+            return False
+        oi, ni = oj, nj
+    return True
+
 
 # the arrays broadcast_to (and broadcast_arrays, where it stretches an axis) returned, by id: read-
 # only, as NumPy's broadcast views are (several of their elements are one element of their source).

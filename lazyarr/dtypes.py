@@ -92,6 +92,11 @@ class DType:
     def type(self):
         return self.np.type
 
+    def __call__(self, value: Any = 0) -> Any:
+        """NumPy's scalar constructor (np.float32(1.5), np.uint8(10)): a NumPy scalar of this dtype,
+        which combines with lazyarr's arrays as NumPy's scalars do."""
+        return self.np.type(value)
+
     @property
     def dtype(self) -> np.dtype:
         """NumPy's dtype: NumPy reads an object's `dtype`, so np.dtype(d), np.zeros(2, dtype=d) and

@@ -27,7 +27,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.schedule import is_buffer_view, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.arrays import Array, wrap
+from lazyarr.arrays import Array, make_view, wrap
 from lazyarr.creation import as_tensor, is_scalar
 from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop, imag_part, make_complex, real_part
 from lazyarr.realize import realized
@@ -582,13 +582,15 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Array:
 # ---- complex parts ----------------------------------------------------------------------------
 
 def real(x: Any, /) -> Array:
-    """The real part (of a real array, the array)."""
-    return _unary("real", x, lambda u: real_part(u) if u.dtype.is_complex else u, "numeric")
+    """The real part (of a real array, the array); of a complex array a view, as NumPy's."""
+    out = _unary("real", x, lambda u: real_part(u) if u.dtype.is_complex else u, "numeric")
+    return make_view(out, x) if isinstance(x, Array) and x.dtype.is_complex else out
 
 
 def imag(x: Any, /) -> Array:
-    """The imaginary part (of a real array, zeros of its dtype)."""
-    return _unary("imag", x, lambda u: imag_part(u) if u.dtype.is_complex else const(0, u.dtype, u.shape), "numeric")
+    """The imaginary part (of a real array, zeros of its dtype); of a complex array a view."""
+    out = _unary("imag", x, lambda u: imag_part(u) if u.dtype.is_complex else const(0, u.dtype, u.shape), "numeric")
+    return make_view(out, x) if isinstance(x, Array) and x.dtype.is_complex else out
 
 
 def conj(x: Any, /) -> Array:

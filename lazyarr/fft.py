@@ -278,7 +278,7 @@ def _frequency_dtype(name: str, dtype: Any) -> dtypes.DType:
     return d
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+def fftfreq(n: int, /, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Array:
     """The sample frequencies of an n-point transform: [0, 1, ..., ⌈n/2⌉-1, -⌊n/2⌋, ..., -1] / (d·n)."""
     n = _length("fftfreq", n)
     k = arange(n, dtype=dtypes.default_int, device=device)
@@ -286,7 +286,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     return divide(signed.astype(_frequency_dtype("fftfreq", dtype)), d * n)
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+def rfftfreq(n: int, /, d: float = 1.0, *, dtype: Any = None, device: Any = None) -> Array:
     """The sample frequencies of rfft's n//2 + 1 outputs: [0, 1, ..., n//2] / (d·n)."""
     n = _length("rfftfreq", n)
     k = arange(n // 2 + 1, dtype=dtypes.default_int, device=device)

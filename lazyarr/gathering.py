@@ -30,7 +30,7 @@ from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, g
                            reshape_uop)
 from lazyarr.indexing import (check_assignable, fitted_mask, getitem as basic_getitem, setitem as indexing_setitem,
                               value_node)
-from lazyarr.arrays import Array, wrap
+from lazyarr.arrays import Array, make_view, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.searching import nonzero_positions, unravel_positions
 from lazyarr.sorting import argsort
@@ -118,7 +118,10 @@ def getitem(x: Array, key: Any) -> Array:
     """x[key]: NumPy's integer-array indexing where the key holds index arrays, else basic indexing."""
     if any(is_index_array(k) for k in (key if isinstance(key, tuple) else (key,))):
         return getitem_with_arrays(x, list(key) if isinstance(key, tuple) else [key])
-    return basic_getitem(x, key)
+    out = basic_getitem(x, key)
+    if out.ndim == 0 and not any(k is Ellipsis for k in (key if isinstance(key, tuple) else (key,))):
+        return out   # NumPy gives an element (a copy), not a 0-d view, unless the key holds an ellipsis
+    return make_view(out, x, key)   # NumPy's basic indexing: a view
 
 
 def _as_mask(k: Any, device: Any) -> Array | None:

@@ -16,7 +16,7 @@ from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, normalize_axes,
                            normalize_axis, pad_uop, permute_uop, reshape_uop, shrink_uop)
 from lazyarr.creation import empty
-from lazyarr.arrays import Array, mark_broadcast_view, wrap
+from lazyarr.arrays import Array, layout_strides, make_view, mark_broadcast_view, reshape_needs_no_copy, wrap
 from lazyarr.creation import as_tensor
 
 def _shape_arg(shape: Any) -> tuple[int, ...]:
@@ -46,9 +46,20 @@ def resolve_shape(size: int, shape: Any) -> tuple[int, ...]:
 
 
 def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
-    """x with the same elements, in row-major order, in a new shape (one length may be -1)."""
+    """x with the same elements, in row-major order, in a new shape (one length may be -1): a view
+    of x where its elements are evenly spaced enough (NumPy's rule), else a copy (`copy=True`: a
+    copy always; `copy=False`: ValueError where a view cannot be)."""
     x = as_tensor(x)
-    return wrap(reshape_uop(x.uop, resolve_shape(x.size, shape)), x.device)
+    shape = resolve_shape(x.size, shape)
+    out = wrap(reshape_uop(x.uop, shape), x.device)
+    if copy:
+        return out
+    if reshape_needs_no_copy(x, shape):
+        return make_view(out, x)
+    if copy is False:
+        raise ValueError(f"reshape: a view of this array (shape {x.shape}, strides {layout_strides(x)}) in shape "
+                         f"{shape} would need a copy, and copy=False")
+    return out
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
@@ -57,7 +68,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     ax = tuple(normalize_axis(a, x.ndim) for a in axes)
     if sorted(ax) != list(range(x.ndim)):
         raise ValueError(f"axes {tuple(axes)} are not a permutation of the {x.ndim} axes of the array")
-    return wrap(permute_uop(x.uop, ax), x.device)
+    return make_view(wrap(permute_uop(x.uop, ax), x.device), x)
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -82,7 +93,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     new = normalize_axes(axes, ndim)
     it = iter(x.shape)
     shape = tuple(1 if i in new else next(it) for i in range(ndim))
-    return wrap(reshape_uop(x.uop, shape), x.device)
+    return make_view(wrap(reshape_uop(x.uop, shape), x.device), x)
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...] | None = None) -> Array:
@@ -93,7 +104,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...] | None = None) -> Array:
         if x.shape[a] != 1:
             raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one "
                              f"(axis {a} has length {x.shape[a]})")
-    return wrap(reshape_uop(x.uop, tuple(s for i, s in enumerate(x.shape) if i not in axes)), x.device)
+    return make_view(wrap(reshape_uop(x.uop, tuple(s for i, s in enumerate(x.shape) if i not in axes)), x.device), x)
 
 
 def broadcast_to(x: Array, /, shape: Any) -> Array:
@@ -105,7 +116,7 @@ def broadcast_to(x: Array, /, shape: Any) -> Array:
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
-    out = wrap(expand_uop(x.uop, shape), x.device)
+    out = make_view(wrap(expand_uop(x.uop, shape), x.device), x)
     mark_broadcast_view(out)
     return out
 
@@ -136,7 +147,7 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
 def flip(x: Array, /, axis: int | tuple[int, ...] | None = None) -> Array:
     """x with the order of elements along `axis` (all axes when None) reversed."""
     x = as_tensor(x)
-    return wrap(flip_uop(x.uop, normalize_axes(axis, x.ndim)), x.device)
+    return make_view(wrap(flip_uop(x.uop, normalize_axes(axis, x.ndim)), x.device), x)
 
 
 def _same_device(ts: list[Array], name: str) -> None:

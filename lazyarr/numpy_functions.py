@@ -29,6 +29,7 @@ from lazyarr.graph import normalize_axis
 from lazyarr.linalg import cross as linalg_cross, diagonal
 from lazyarr.manipulation import broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, pad, reshape, stack
 from lazyarr.searching import argmax, argmin, count_nonzero, searchsorted
+from lazyarr.sets import unique_all
 from lazyarr.sorting import argsort, sort
 from lazyarr.statistics import all as all_, max as amax, mean, min as amin, prod, sum as total, var
 
@@ -87,6 +88,28 @@ def diag(v: Any, k: int = 0) -> Array:
 def diagflat(v: Any, k: int = 0) -> Array:
     v = as_tensor(v)
     return diag(reshape(v, (v.size,)), k)
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+           axis: int | None = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:
+    """NumPy's unique of the flattened array (sorted values; with return_index, return_inverse
+    (of the input's shape) and return_counts as asked). NaNs are one value with equal_nan (NumPy's
+    default), each its own without. `axis` (unique rows) is not supported: ValueError."""
+    if axis is not None:
+        raise ValueError("unique: axis= (unique subarrays) is not supported; unique of the flattened array is")
+    x = as_tensor(ar)
+    r = unique_all(x)
+    values, first, inverse, counts = r.values, r.indices, r.inverse_indices, r.counts
+    if equal_nan and x.dtype.is_inexact and values.size:
+        nans = int(total(isnan(values).astype(dtypes.int64)))   # NaNs sort last: they are one value
+        if nans > 1:
+            k = values.size - nans
+            values = values[:k + 1]
+            counts = concat([counts[:k], reshape(total(counts[k:]), (1,))])
+            first = concat([first[:k], reshape(amin(first[k:]), (1,))])
+            inverse = where(less(inverse, k), inverse, k)
+    out = [values] + [first] * return_index + [inverse] * return_inverse + [counts] * return_counts
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 # ---- statistics -------------------------------------------------------------------------------
@@ -507,7 +530,7 @@ def loadtxt(fname: Any, *args: Any, device: Any = None, **kwargs: Any) -> Array:
     return asarray(np.loadtxt(fname, *args, **kwargs), device=device)
 
 
-__all__ = ["array", "copy", "logspace", "geomspace", "diag", "diagflat", "quantile", "percentile", "median",
+__all__ = ["array", "copy", "unique", "logspace", "geomspace", "diag", "diagflat", "quantile", "percentile", "median",
            "nanquantile", "nanpercentile", "nanmedian", "nansum", "nanprod", "nanmean", "nanvar", "nanstd",
            "nanmax", "nanmin", "nanargmax", "nanargmin", "average", "ptp", "isclose", "allclose", "array_equal",
            "array_equiv", "nan_to_num", "interp", "convolve", "correlate", "cross", "trace", "ndim", "shape",

@@ -16,8 +16,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linear_algebra,
-                     manipulation as mp, searching, sorting, statistics as st)
-from lazyarr.arrays import Array, check_writable, grad_mode, wrap
+                     manipulation as mp, searching, sorting, statistics as st, views)
+from lazyarr.arrays import Array, check_writable, grad_mode, layout_strides, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axes
@@ -222,6 +222,13 @@ class Tensor(Array):
     def __rdivmod__(self, other: Any) -> tuple[Tensor, Tensor]:
         return ew.floor_divide(other, self), ew.remainder(other, self)
 
+    def rebind(self, value: UOp) -> None:
+        """Give this tensor the value `value`: a view writes through its root (`lazyarr.views`)."""
+        if self._viewof is not None:
+            views.write(self, value)
+        else:
+            Array.rebind(self, value)
+
     def __getitem__(self, key: Any) -> Tensor:
         return gathering.getitem(self, key)
 
@@ -267,13 +274,9 @@ class Tensor(Array):
 
     @property
     def strides(self) -> tuple[int, ...]:
-        """The bytes between neighbours along each axis, C-contiguous: a tensor's value is laid out
-        so when it is computed."""
-        out, step = [], self.dtype.itemsize
-        for n in reversed(self.shape):
-            out.append(step)
-            step *= max(n, 1)
-        return tuple(reversed(out))
+        """NumPy's strides: the bytes between neighbours along each axis in its root's memory (a
+        view's as NumPy's view's; an array that is no view is C-contiguous)."""
+        return layout_strides(self)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         arr = self.numpy()

@@ -61,13 +61,14 @@ def test_setitem_with_boolean_masks_matches_numpy(data):
     assert_close(t, want)
 
 
-def test_setitem_is_lazy_and_leaves_other_arrays_alone():
+def test_setitem_is_lazy_reaches_views_and_leaves_computed_values_alone():
     t = xp.asarray(np.arange(6.0))
-    before = t[:]
+    view, computed = t[:], t * 1   # NumPy's: a slice is a view of t; a product is a new array
     t[1:4] = 0.0
     assert not t.is_realized
     assert_close(t, np.array([0.0, 0.0, 0.0, 0.0, 4.0, 5.0]))
-    assert_close(before, np.arange(6.0))
+    assert_close(view, np.array([0.0, 0.0, 0.0, 0.0, 4.0, 5.0]))
+    assert_close(computed, np.arange(6.0))
 
 
 def test_setitem_converts_values_to_the_arrays_dtype():

@@ -82,6 +82,7 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
 # a loop reading its state at two indexings, `x = x + roll(x, 1)`, doubles them every iteration).
 RECOMPUTE_CONTEXTS = 4
 RECOMPUTE_CONTEXTS_ELEMENTWISE = 32
+POSITIONAL_NODES = 64
 _SAME_INDEX = GroupOp.Elementwise | {Ops.DETACH, Ops.NOOP}
 
 
@@ -96,12 +97,20 @@ def recomputed_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
     computed from positions and constants alone (a mask of the even rows) are never stored: their
     recomputation is index arithmetic, cheaper than a load."""
     reduces: dict[UOp, bool] = {}   # whether the node's kernel computes a reduction for it
-    positional: dict[UOp, bool] = {}   # computed from positions and constants alone: free to recompute
+    # computed from positions and constants alone, in at most POSITIONAL_NODES operations (counting
+    # shared ones again): free to recompute. (A larger one is not: a loop over an array built from
+    # constants, such as a game of life on np.zeros, reads it at exponentially many indexings.)
+    positional: dict[UOp, int] = {}   # its operations, or 0 where it is not positional
     for u in order:
         reduces[u] = not is_buffer_view(u) and (u.op is Ops.REDUCE_AXIS or any(
             reduces.get(s, False) and s not in points for s in u.src))
-        positional[u] = u.op in (Ops.IOTA, Ops.CONST) or (
-            bool(u.src) and u.op is not Ops.REDUCE_AXIS and all(positional.get(s, False) for s in u.src))
+        if u.op in (Ops.IOTA, Ops.CONST):
+            positional[u] = 1
+        elif u.src and u.op is not Ops.REDUCE_AXIS and all(positional.get(s, 0) for s in u.src):
+            size = 1 + sum(positional[s] for s in u.src)
+            positional[u] = size if size <= POSITIONAL_NODES else 0
+        else:
+            positional[u] = 0
     users: dict[UOp, list[UOp]] = {}
     for u in order:
         if not is_buffer_view(u):   # (a buffer view's sources are not in `order` before it)
