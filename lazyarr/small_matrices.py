@@ -101,7 +101,7 @@ def gauss_jordan(a: Array, b: Array | None) -> tuple[Array | None, Array, Array]
     name = f"gauss_jordan_{batch}_{n}_{k}"
     outs = [((batch, n, n), d), ((batch, n, k), d), ((batch, n), d), ((batch, n), dtypes.int32)]
     inputs = [a.uop] + ([b.uop] if b is not None else [])
-    results = ir_call(sink(root, 4 + len(inputs), name), a.device, inputs, outs)
+    results = ir_call(sink(root, 4 + len(inputs), name, independent=(m,)), a.device, inputs, outs)
     x, piv, sw = (wrap(u, a.device) for u in results[1:])
     return (x if b is not None else None), piv, sw
 

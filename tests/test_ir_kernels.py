@@ -118,3 +118,14 @@ def test_a_gathers_gradient_is_a_scatter_add_at_any_size():
     want = np.zeros_like(table)
     np.add.at(want, idx, 2.0)
     np.testing.assert_array_equal(w.grad.numpy(), want)
+
+
+def test_a_loop_declared_independent_is_spread_though_data_address_its_memory():
+    """Gauss-Jordan swaps rows found by a search (positions from data): its batch loop, declared
+    independent (each matrix in its own part of memory), runs one matrix a work-item, not all in one."""
+    from lazyarr import small_matrices as small
+    a, b = xp.asarray(np.random.rand(100, 8, 8)), xp.asarray(np.random.rand(100, 8, 2))
+    x, _, _ = small.gauss_jordan(a, b)
+    kernel = next(u for u in x.uop.toposort() if u.op is Ops.CALL).arg.kernel
+    src = generate(kernel, OpenCLRenderer(), opts=[]).source
+    assert src.startswith("// lazyarr launch 100\n") and src.count("get_global_id") == 1

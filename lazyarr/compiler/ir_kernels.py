@@ -83,9 +83,12 @@ def after(buf: UOp, done: UOp, *loops: UOp) -> UOp:
     return UOp(Ops.AFTER, buf.dtype, (buf, done, *loops))
 
 
-def sink(root: UOp, buffers: int, name: str) -> UOp:
-    """The kernel: `root` (its outermost END), taking `buffers` arguments, called `name`."""
-    return UOp(Ops.SINK, dtypes.void, (root,), (buffers, 0, name))
+def sink(root: UOp, buffers: int, name: str, independent: tuple[UOp, ...] = ()) -> UOp:
+    """The kernel: `root` (its outermost END), taking `buffers` arguments, called `name`.
+    `independent`: loops whose iterations touch parts of global memory of their own, though
+    positions computed from data address them (a batch of matrices each factored in its own
+    part: `renderer.ordered_loops` would otherwise run such a loop in order)."""
+    return UOp(Ops.SINK, dtypes.void, (root,), (buffers, 0, name, tuple(r.arg for r in independent)))
 
 
 def ir_call(kernel: UOp, device: Any, inputs: list[UOp], outputs: list[tuple[tuple[int, ...], DType]]

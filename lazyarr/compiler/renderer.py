@@ -32,13 +32,17 @@ def ordered_loops(program: list[UOp]) -> frozenset[UOp]:
     global buffer at positions computed from data (a scatter-add). Every other loop's iterations
     are independent: rangeify's kernels store each element of a buffer once and read back only
     what the same iteration stored, and kernels written by hand (`lazyarr.compiler.ir_kernels`)
-    keep to the same rule or to these two patterns."""
+    keep to the same rule or to these two patterns (or declare a loop independent, `ir_kernels.sink`)."""
     reads: dict[UOp, set[UOp]] = {}
     writes: dict[UOp, set[UOp]] = {}
+    independent: tuple = ()
     for u in program:
         if u.op in (Ops.LOAD, Ops.STORE) and (mem := _memory(u.src[0])) is not None:
             (reads if u.op is Ops.LOAD else writes).setdefault(mem, set()).update(u.ranges)
-    return frozenset().union(*((reads[m] & writes[m]) - m.ranges for m in reads if m in writes))
+        elif u.op is Ops.SINK and u.arg is not None and len(u.arg) > 3:
+            independent = u.arg[3]   # loops a hand-written kernel declares independent (ir_kernels.sink)
+    ordered = frozenset().union(*((reads[m] & writes[m]) - m.ranges for m in reads if m in writes))
+    return frozenset(r for r in ordered if r.arg not in independent)
 
 
 class Renderer:
