@@ -46,6 +46,8 @@ from lazyarr import settings
 from lazyarr.autograd import grad, no_grad, value_and_grad
 from lazyarr.gathering import take, take_along_axis
 from lazyarr.calls import custom_kernel, function, precompiled
+from lazyarr import debug
+from lazyarr.debug import profile
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"

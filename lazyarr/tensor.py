@@ -495,6 +495,11 @@ class Tensor(Array):
     def copy(self) -> Tensor:
         return wrap(self.uop, self.device)
 
+    def to_dot(self, path: str | None = None, kernels: bool = True) -> str:
+        """Graphviz DOT of this tensor's graph and its kernels (`lazyarr.debug.graph`)."""
+        from lazyarr.debug import graph
+        return graph(self, path, kernels)
+
     def contiguous(self) -> Tensor:
         """A tensor whose value is materialised in its own buffer when realized (a fusion boundary)."""
         return wrap(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), self.device)

@@ -1,7 +1,8 @@
 """Run a schedule: compile its kernels (memory cache, then disk cache, then the compilers, all of
 the schedule's missing kernels at once and in parallel: `compile_all`), allocate each kernel's
 buffers, and launch it, in order. With LAZYARR_DEBUG ≥ 1 each launch prints its
-kernel, size and time; with ≥ 2 the source too.
+kernel, size and time; with ≥ 2 the source too; `lazyarr.debug.profile` collects the same times.
+On a terminal, compiling that takes more than a second shows a progress line.
 
 Storage is reused where it is safe: a kernel's new output takes over the storage of an argument
 it reads only elementwise at the output's index (`item.inplace`: (output, argument) pairs) when
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
 from typing import Any, Callable
 
 import numpy as np
@@ -69,11 +71,38 @@ def compile_all(items: list[Any]) -> list[Any]:
             _programs[key] = _compile(item)
     if plans:
         if len(plans) > 1:
-            built = list(_pool.map(lambda p: p.build(), plans.values()))
+            futures = [_pool.submit(p.build) for p in plans.values()]
+            built = _with_progress(futures, start)
         else:
             built = [p.build() for p in plans.values()]
         _programs.update(zip(plans, built))
     return [_programs[k] for k in keys]
+
+
+PROGRESS_AFTER = 1.0   # seconds of compiling after which a terminal shows a progress line
+
+
+def _with_progress(futures: list[Future], start: float) -> list[Any]:
+    """The futures' results in order; on a terminal, a line counting them once compiling has taken
+    longer than PROGRESS_AFTER seconds (rewritten in place, cleared at the end)."""
+    shown = False
+    tty = sys.stderr.isatty()
+    for k, f in enumerate(futures):
+        while tty:
+            try:
+                f.result(timeout=0.2)
+                break
+            except FutureTimeout:
+                if time.perf_counter() - start > PROGRESS_AFTER:
+                    sys.stderr.write(f"\rlazyarr: compiling kernels {k}/{len(futures)}, "
+                                     f"{time.perf_counter() - start:.1f} s")
+                    sys.stderr.flush()
+                    shown = True
+        f.result()
+    if shown:
+        sys.stderr.write("\r" + " " * 60 + "\r")
+        sys.stderr.flush()
+    return [f.result() for f in futures]
 
 
 def _copy(buffers: list[Any]) -> None:
@@ -148,6 +177,11 @@ def _dead_after(b: Any, i: int, last_use: dict[Any, int], readable: Callable[[An
         b._real is None and not isinstance(b, RealView) and not readable(b)
 
 
+# the recorders of launches (`lazyarr.debug.profile`): each is called with a launched item and its
+# time in seconds (measured to the device's completion, so profiling synchronizes every launch)
+profiles: list[Callable[[Any, float], None]] = []
+
+
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
     """Run `items` in order; `programs`: their programs, as `compile_all(items)` returned them."""
     progs = programs if programs is not None else compile_all(items)
@@ -173,14 +207,17 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
         for b in buffers:
             if b.storage is None:
                 b.ensure_allocated()
-        if debug >= 1:
+        if debug >= 1 or profiles:
             start = time.perf_counter()
             prog(args) if call is None else prog(args, call)
             item.device.synchronize()
             elapsed = time.perf_counter() - start
-            sizes = item.sizes
-            print(f"kernel {item.name:<28} {item.device.name:<9} {len(item.buffers)} bufs  "
-                  f"{elapsed * 1e6:9.1f} us" + (f"  sizes {sizes}" if sizes else ""))
+            for record in profiles:
+                record(item, elapsed)
+            if debug >= 1:
+                sizes = item.sizes
+                print(f"kernel {item.name:<28} {item.device.name:<9} {len(item.buffers)} bufs  "
+                      f"{elapsed * 1e6:9.1f} us" + (f"  sizes {sizes}" if sizes else ""))
             if debug >= 2:
                 print(item.source)
         else:
