@@ -318,6 +318,12 @@ def _along(x: Array, axis: int, start: int | None, stop: int | None, step: int |
     return x[(slice(None),) * axis + (slice(start, stop, step),)]
 
 
+def ravel(x: Array, /) -> Array:
+    """x one-dimensional: a view where its elements allow one, else a copy (NumPy's ravel)."""
+    x = as_tensor(x)
+    return reshape(x, (x.size,))
+
+
 def swapaxes(x: Array, axis1: int, axis2: int, /) -> Array:
     """x with two axes exchanged (NumPy's swapaxes)."""
     x = as_tensor(x)

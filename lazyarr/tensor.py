@@ -408,9 +408,12 @@ class Tensor(Array):
         return mp.permute_dims(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes)
 
     def flatten(self) -> Tensor:
-        return mp.reshape(self, (-1,))
+        """A copy, one-dimensional (NumPy's flatten)."""
+        return mp.reshape(self, (-1,), copy=True)
 
-    ravel = flatten
+    def ravel(self) -> Tensor:
+        """One-dimensional: a view where the elements allow one, else a copy (NumPy's ravel)."""
+        return mp.reshape(self, (-1,))
 
     def squeeze(self, axis: Any = None) -> Tensor:
         return mp.squeeze(self, axis)

@@ -87,6 +87,8 @@ PROGRAMS = {
                                 "out = np.linalg.lstsq(A, y, rcond=None)[0]"),
     "gradient descent never realized": ("w = np.zeros(3)\nX = np.arange(12.0).reshape(4, 3) / 10\ny = X @ np.array([1.0, -2.0, 0.5])\n"
                                         "for _ in range(60):\n    w = w - 0.5 * X.T @ (X @ w - y) / 4\nout = w"),
+    "ravel views and flatten copies": ("a = np.arange(6.0).reshape(2, 3)\nr, f = a.ravel(), a.flatten()\n"
+                                       "r[0], f[1] = 10, 20\nt = a.T.ravel()\nt[2] = 30\nout, out2 = a, np.ravel(a)"),
     "cumulative product and argmax": "x = np.array([1.0, 3.0, 2.0, 0.5])\nout, out2 = np.cumprod(x), np.argmax(x)",
 }
 
