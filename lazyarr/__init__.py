@@ -15,7 +15,7 @@ from lazyarr import ops as _ops  # noqa: F401  (first: it fills the IR's table o
 from lazyarr.arrays import realize
 from lazyarr.tensor import Tensor  # (above every namespace module: the class the arrays they make have)
 from lazyarr.dtypes import (bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,  # noqa: A001
-                            float32, float64, complex64, complex128, DType, finfo, iinfo)
+                            float16, float32, float64, complex64, complex128, DType, finfo, iinfo)
 from lazyarr.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like, linspace,
                               meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from lazyarr.elementwise import *  # noqa: F401,F403

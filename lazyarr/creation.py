@@ -131,7 +131,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             arr = np.asarray(obj) if want is None else np.asarray(obj, dtype=want.np)
         except OverflowError as e:
             raise OverflowError(f"asarray: {e}") from None
-    if arr.dtype.kind not in "biufc" or arr.dtype == np.float16 or arr.dtype.itemsize > 16 or\
+    if arr.dtype.kind not in "biufc" or arr.dtype.itemsize > 16 or\
             arr.dtype == np.longdouble:
         raise TypeError(f"asarray: lazyarr has no dtype for NumPy's {arr.dtype} "
                         f"(supported: {', '.join(d.name for d in dtypes.ALL)})")
@@ -341,7 +341,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         raise BufferError(f"from_dlpack: {e}") from None
     except RuntimeError as e:
         raise ValueError(f"from_dlpack: the data cannot be read as host memory ({e})") from None
-    if arr.dtype.kind not in "biufc" or arr.dtype == np.float16:
+    if arr.dtype.kind not in "biufc":
         raise TypeError(f"from_dlpack: lazyarr has no dtype for {arr.dtype}")
     if copy is False:
         return from_numpy(arr, dev, copy=False)

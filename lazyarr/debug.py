@@ -15,6 +15,7 @@ function as several), so GFLOP/s is a rough figure.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections import defaultdict
 from typing import Any, TextIO
@@ -108,6 +109,8 @@ def graph(t: Array, path: str | None = None, kernels: bool = True) -> str:
     writes. Written to `path` when given; returned either way."""
     if not isinstance(t, Array):
         raise TypeError(f"graph: expected a lazyarr array, got {type(t).__name__}")
+    if path is not None and not isinstance(path, (str, os.PathLike)):   # an int would be a file descriptor
+        raise TypeError(f"graph: path must be a file name, got {type(path).__name__}")
     order = t.uop.toposort()
     ids = {u: f"n{i}" for i, u in enumerate(order)}
     lines = ["digraph lazyarr {", "  rankdir=BT;", '  node [shape=box, fontname="monospace", fontsize=9];',

@@ -161,6 +161,7 @@ uint8 = DType("uint8", 1, "u", 1)
 uint16 = DType("uint16", 2, "u", 2)
 uint32 = DType("uint32", 4, "u", 3)
 uint64 = DType("uint64", 8, "u", 4)
+float16 = DType("float16", 2, "f", 0)   # stored as half; computed in float32 (`compiler.prepare`)
 float32 = DType("float32", 4, "f", 1)
 float64 = DType("float64", 8, "f", 2)
 complex64 = DType("complex64", 8, "c", 1)
@@ -170,7 +171,7 @@ index = int64
 void = DType("void", 0, "v", 0)
 
 ALL: tuple[DType, ...] = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                          float32, float64, complex64, complex128)
+                          float16, float32, float64, complex64, complex128)
 INTS = tuple(d for d in ALL if d.is_int)
 FLOATS = (float32, float64)
 COMPLEX = (complex64, complex128)
@@ -193,7 +194,7 @@ def component(d: DType) -> DType:
 
 def complex_of(d: DType) -> DType:
     """The complex type whose parts are of float type `d` (complex64 for float32)."""
-    return complex64 if d is float32 else complex128
+    return complex64 if d.itemsize <= 4 else complex128
 
 
 def vector(base: DType, lanes: int) -> VecDType:
@@ -294,7 +295,7 @@ def weak_result(array_dtype: DType, scalar: Any) -> DType:
     if order.index(k) <= order.index(ak if ak != "u" else "i") or (k == "f" and ak == "c"):
         return array_dtype
     if k == "c" and ak == "f":
-        return complex64 if array_dtype is float32 else complex128
+        return complex64 if array_dtype.itemsize <= 4 else complex128
     return default_for_kind(k)
 
 
@@ -350,7 +351,7 @@ def finfo(t: Any) -> finfo_object:
     d = _dtype_of(t)
     if not d.is_inexact:
         raise ValueError(f"finfo needs a floating-point dtype, got {d}")
-    real = float32 if d in (float32, complex64) else float64
+    real = d if d.is_float else float32 if d is complex64 else float64
     f = np.finfo(real.np)
     return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min),
                         float(f.smallest_normal), real, float(f.tiny),
@@ -401,4 +402,7 @@ def python_value(x: Any, d: DType) -> Any:
         except OverflowError:
             with np.errstate(over="ignore"):
                 f = float(np.float32(f))
+    elif d is float16:
+        with np.errstate(over="ignore"):
+            f = float(np.float16(f))
     return f

@@ -4,8 +4,8 @@ Each function checks its operands' dtypes (TypeError when the kind is not allowe
 broadcasts them (`operands`), and lowers to primitive ALU ops. Where C's arithmetic differs from
 NumPy's, the lowering composes primitives so that the result is NumPy's: floor division and
 remainder round toward minus infinity, logaddexp handles equal infinities, signbit reads the sign
-bit. Floating-point functions of integer or boolean arrays compute in float64 (float32 for types
-of 16 bits or fewer, where NumPy would use float16, which lazyarr does not have).
+bit. Floating-point functions of integer or boolean arrays give NumPy's float type: float16 for
+8-bit types, float32 for 16-bit ones, float64 for wider ones.
 
 Complex arrays (complex64, complex128) take every function the standard defines for them: the
 arithmetic, the exponentials, logarithms, powers, roots, the circular and hyperbolic functions and
@@ -120,9 +120,10 @@ def _check(name: str, dtype: DType, kinds: str) -> None:
 
 
 def _float_of(d: DType) -> DType:
+    """The float type NumPy computes a float function of d in (float16 for 8-bit types)."""
     if d.is_inexact:
         return d
-    return dtypes.float32 if d.itemsize <= 2 else dtypes.float64
+    return dtypes.float16 if d.itemsize == 1 else dtypes.float32 if d.itemsize == 2 else dtypes.float64
 
 
 def _unary(name: str, x: Any, build, kinds: str = "real") -> Array:
@@ -408,7 +409,21 @@ def copysign(x1: Any, x2: Any, /) -> Array:
 
 
 def nextafter(x1: Any, x2: Any, /) -> Array:
-    return _binary("nextafter", x1, x2, _op(Ops.NEXTAFTER), "real_float")
+    return _binary("nextafter", x1, x2, lambda a, b: _half_nextafter(a, b) if a.dtype is dtypes.float16
+                   else alu(Ops.NEXTAFTER, a, b), "real_float")
+
+
+def _half_nextafter(x: UOp, y: UOp) -> UOp:
+    """nextafter of float16 values on their bits (C has no nextafter for them): one step of the
+    16-bit pattern away from zero or towards it, the smallest subnormal of y's sign from zero, x
+    itself where y == x (NumPy's float16 nextafter keeps the sign of x's zero)."""
+    bits = UOp(Ops.BITCAST, dtypes.int16, (x,))
+    away = alu(Ops.CMPEQ, alu(Ops.CMPLT, x, y), alu(Ops.CMPLT, 0.0, x))
+    stepped = alu(Ops.ADD, bits, alu(Ops.WHERE, away, const(1, dtypes.int16, x.shape), const(-1, dtypes.int16, x.shape)))
+    from_zero = alu(Ops.WHERE, alu(Ops.CMPLT, 0.0, y), const(1, dtypes.int16, x.shape), const(-32767, dtypes.int16, x.shape))
+    out = UOp(Ops.BITCAST, dtypes.float16, (alu(Ops.WHERE, alu(Ops.CMPEQ, x, 0.0), from_zero, stepped),))
+    unordered = alu(Ops.OR, alu(Ops.CMPNE, x, x), alu(Ops.CMPNE, y, y))
+    return alu(Ops.WHERE, unordered, alu(Ops.ADD, x, y), alu(Ops.WHERE, alu(Ops.CMPEQ, x, y), x, out))
 
 
 def logaddexp(x1: Any, x2: Any, /) -> Array:
@@ -509,7 +524,7 @@ def _false(u: UOp) -> UOp:
 def signbit(x: Any, /) -> Array:
     def build(u: UOp) -> UOp:
         if u.dtype.is_float:
-            as_int = dtypes.int32 if u.dtype is dtypes.float32 else dtypes.int64
+            as_int = {2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[u.dtype.itemsize]
             return alu(Ops.CMPLT, UOp(Ops.BITCAST, as_int, (u,)), 0)
         return alu(Ops.CMPLT, u, 0) if u.dtype.kind == "i" else _false(u)
     return _unary("signbit", x, build)

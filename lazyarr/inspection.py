@@ -69,7 +69,7 @@ class Info:
             if kind is not None and not (isinstance(k, str) and k in _KINDS):
                 raise ValueError(f"unknown dtype kind {k!r}; expected one of {', '.join(_KINDS)}")
         return {d.name: d for d in dtypes.ALL
-                if _computes(dev, d) and (kind is None or any(_KINDS[k](d) for k in kinds))}
+                if d is not dtypes.float16 and _computes(dev, d) and (kind is None or any(_KINDS[k](d) for k in kinds))}
 
     def __repr__(self) -> str:
         return "lazyarr.__array_namespace_info__()"

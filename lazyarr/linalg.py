@@ -71,13 +71,20 @@ def _floating(x: Array) -> Array:
     return x if x.dtype.is_inexact else x.astype(dtypes.default_float)
 
 
-def _matrices(name: str, x: Any, square: bool = False) -> Array:
+def _matrices(name: str, x: Any, square: bool = False, lapack: bool = True) -> Array:
     x = _floating(as_tensor(x))
+    if lapack:
+        _lapack_dtype(name, x)
     if x.ndim < 2:
         raise ValueError(f"{name}: expected a matrix or a stack of matrices (at least 2 dimensions), got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
         raise ValueError(f"{name}: the last two axes must be of equal length (square matrices), got shape {x.shape}")
     return x
+
+
+def _lapack_dtype(name: str, x: Array) -> None:
+    if x.dtype is dtypes.float16:   # as NumPy's: LAPACK has no half precision
+        raise TypeError(f"{name}: array type float16 is unsupported in linalg (convert to float32)")
 
 
 def _real_of(d: dtypes.DType) -> dtypes.DType:
@@ -303,7 +310,7 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 def matrix_power(x: Array, n: int, /) -> Array:
     """x multiplied by itself n times (the identity for 0, the inverse's power for n < 0), by
     repeated squaring."""
-    a = _matrices("matrix_power", x, square=True) if not as_tensor(x).dtype.is_int else as_tensor(x)
+    a = _matrices("matrix_power", x, square=True, lapack=False) if not as_tensor(x).dtype.is_int else as_tensor(x)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"matrix_power: expected square matrices, got shape {a.shape}")
     try:
@@ -349,10 +356,11 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: Any = "fro") -> Arr
     """The norm of the matrices of the last two axes: 'fro' (Frobenius), 'nuc' (the sum of the
     singular values), 1 / -1 (the largest / smallest column sum of magnitudes), inf / -inf (row
     sums), 2 / -2 (the largest / smallest singular value)."""
-    a = _matrices("matrix_norm", x)
+    a = _matrices("matrix_norm", x, lapack=False)
     if ord == "fro":
         out = vector_norm(a, axis=(-2, -1), keepdims=True)
     elif ord in ("nuc", 2, -2):
+        _lapack_dtype("matrix_norm", a)
         s = lapack.svdvals(a)
         pick = total if ord == "nuc" else amax if ord == 2 else amin
         out = expand_dims(expand_dims(pick(s, axis=-1), axis=-1), axis=-1)

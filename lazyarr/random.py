@@ -95,7 +95,7 @@ class Generator:
 
     def _unit(self, n: int, dtype: dtypes.DType, device: Any) -> UOp:
         """n uniform values in [0, 1) of a float dtype, from the top bits of the stream."""
-        mantissa = 24 if dtype is dtypes.float32 else 53
+        mantissa = {2: 11, 4: 24, 8: 53}[dtype.itemsize]
         return alu(Ops.MUL, cast_uop(alu(Ops.SHR, self._bits(n, device), 64 - mantissa), dtype), 2.0 ** -mantissa)
 
     # ---- distributions -----------------------------------------------------------------------

@@ -36,6 +36,8 @@ def test_graph_draws_the_operations_and_the_kernels(tmp_path):
     assert "cluster_kernels" not in xp.debug.graph(y, kernels=False)
     with pytest.raises(TypeError):
         xp.debug.graph(np.ones(2))
+    with pytest.raises(TypeError, match="file name"):
+        y.to_dot(1)   # not file descriptor 1
 
 
 def test_a_long_compile_shows_a_progress_line_on_a_terminal(monkeypatch):

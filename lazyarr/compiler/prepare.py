@@ -16,6 +16,8 @@ the leaves up, these rules apply (lazyarr's op for each of Tolk's is named):
   node of no elements is the constant 0 of its shape (nothing reads it).
 - A bitcast between types of different sizes (Tolk's Bitcast) is shifts and masks on unsigned
   integers, lane by lane along the last axis (`expand_bitcast`).
+- An operation on float16 values is computed in float32 and its result rounded to float16
+  (`half_in_float`, NumPy's float16 arithmetic): kernels keep float16 in memory only.
 - then `widen_product`: a float32 product of more than `WIDEN_PRODUCT` values is computed in
   float64 and rounded once, where every device the graph uses has float64. Reordering does not
   make a product more accurate (every multiplication rounds, whatever the order), and many short
@@ -202,7 +204,22 @@ def broadcast_destination(u: UOp) -> UOp | None:
     return None
 
 
+def half_in_float(u: UOp) -> UOp | None:
+    """An operation on float16 values computed in float32 and rounded to float16 once (NumPy's
+    arithmetic on float16: each operation in float32, its result rounded), so that kernels hold
+    float16 only in memory; comparisons of float16 compare the float32 values."""
+    values = u.src[1:] if u.op is Ops.WHERE else u.src
+    if not any(s.dtype is dtypes.float16 for s in values) and u.dtype is not dtypes.float16:
+        return None
+    f32 = [cast_uop(s, dtypes.float32) if s.dtype is dtypes.float16 else s for s in values]
+    src = (u.src[0], *f32) if u.op is Ops.WHERE else tuple(f32)
+    if u.dtype is dtypes.float16:
+        return UOp(Ops.CAST, dtypes.float16, (u.replace(dtype=dtypes.float32, src=src),))
+    return u.replace(src=src)
+
+
 pm_prepare = PatternMatcher([
+    (P(GroupOp.ALU | {Ops.REDUCE_AXIS}, name="u"), half_in_float),
     (P((Ops.DETACH, Ops.NOOP), name="u"), lambda u: u.src[0] if u.src and u.shape == u.src[0].shape else None),
     (P(Ops.COPY, name="c"), copy_to_own_device),
     (P(Ops.CONTIGUOUS, name="c"), materialise),

@@ -30,8 +30,8 @@ PARALLEL_MIN_WORK = 1 << 22   # loads, stores and ALU ops (lanes counted) below 
 
 C_TYPES = {dtypes.bool_: "bool", dtypes.int8: "int8_t", dtypes.int16: "int16_t", dtypes.int32: "int32_t",
            dtypes.int64: "int64_t", dtypes.uint8: "uint8_t", dtypes.uint16: "uint16_t",
-           dtypes.uint32: "uint32_t", dtypes.uint64: "uint64_t", dtypes.float32: "float",
-           dtypes.float64: "double"}
+           dtypes.uint32: "uint32_t", dtypes.uint64: "uint64_t", dtypes.float16: "_Float16",
+           dtypes.float32: "float", dtypes.float64: "double"}
 UNSIGNED_OF = {dtypes.int8: "uint8_t", dtypes.int16: "uint16_t", dtypes.int32: "uint32_t",
                dtypes.int64: "uint64_t"}
 
@@ -73,6 +73,8 @@ def vector_typedef(d: DType) -> str:
 def c_literal(v, d: DType) -> str:
     if d.is_bool:
         return "1" if v else "0"
+    if d is dtypes.float16:
+        return f"((_Float16){c_literal(v, dtypes.float32)})"
     if d.is_float:
         suffix = "f" if d is dtypes.float32 else ""
         if math.isnan(v):
@@ -508,7 +510,8 @@ class CRenderer(Renderer):
             elif op is Ops.STORE and u.src[1].dtype.count > 1:
                 emit(self.vector_store(u.src[1].dtype, f"&{ref(u.src[0])}", ref(u.src[1])) + ";")
             elif op is Ops.STORE:
-                emit(f"{ref(u.src[0])} = {ref(u.src[1])};")
+                ix = u.src[0]
+                emit(self.store_element(ix.dtype.base, ref(ix.src[0]), ref(ix.src[1]), ref(u.src[1])))
             elif op is Ops.DEFINE_REG:
                 names[u] = f"reg{u.arg[0]}"
                 emit(f"{c_type(u.dtype.base)} {names[u]}[{u.arg[1]}];")
@@ -527,13 +530,14 @@ class CRenderer(Renderer):
                     # under a condition (see below)
                     ix, gate = u.src[0], ref(u.src[0].src[-1])
                     loaded = fresh("val")
-                    emit(f"const {c_type(u.dtype)} {loaded} = {ref(ix.src[0])}[{gate} ? {ref(ix.src[1])} : 0];")
+                    emit(f"const {c_type(u.dtype)} {loaded} = "
+                         f"{self.load_element(u.dtype, ref(ix.src[0]), f'{gate} ? {ref(ix.src[1])} : 0')};")
                     names[u] = f"({gate} ? {loaded} : {c_literal(0, u.dtype)})"
                     continue
                 if op is Ops.LOAD and u.dtype.count > 1:
                     expr = self.vector_load(u.dtype, f"&{names[u.src[0]]}")
                 elif op is Ops.LOAD:
-                    expr = names[u.src[0]]
+                    expr = self.load_element(u.dtype, ref(u.src[0].src[0]), ref(u.src[0].src[1]))
                 elif (lanes := self.lane_sum(u)) is not None:
                     expr = self.vector_lane_sum(lanes.dtype, ref(lanes))
                 else:
@@ -558,6 +562,14 @@ class CRenderer(Renderer):
         return "\n".join(head + self.signature(name, params) + lines + ["}"]) + "\n"
 
     # ---- syntax hooks (the OpenCL renderer overrides these) ---------------------------------
+    def load_element(self, d: DType, buf: str, index: str) -> str:
+        """The expression reading element `index` of buffer `buf` (of elements of dtype d)."""
+        return f"{buf}[{index}]"
+
+    def store_element(self, d: DType, buf: str, index: str, value: str) -> str:
+        """The statement writing `value` into element `index` of buffer `buf`."""
+        return f"{buf}[{index}] = {value};"
+
     def prelude(self, program: list[UOp]) -> list[str]:
         return ["#include <stdint.h>", "#include <stdbool.h>", "#include <math.h>"]
 

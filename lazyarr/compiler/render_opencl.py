@@ -21,6 +21,8 @@ with NumPy's semantics, loads as statements, accumulators. What differs:
   (`get_group_id`), its strided ranges over the work-items of a group (`get_local_id`), work-group
   memory is `__local`, BARRIER is `barrier(CLK_LOCAL_MEM_FENCE)`, and a loop around a BARRIER
   ends with one too;
+- float16 is stored as half and held as float: vload_half/vstore_half convert at loads and
+  stores, and a cast to float16 rounds through them (half arithmetic needs cl_khr_fp16);
 - a kernel with loops that run in order (`renderer.ordered_loops`: they update a private array,
   DEFINE_REG, or scatter-add into a buffer) spreads only the loops around all of its stores,
   never an ordered one;
@@ -139,6 +141,10 @@ class OpenCLRenderer(CRenderer):
             lines.insert(0, "#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
         used = {MATH_FUNCTIONS[u.op] for u in program if u.op in MATH_FUNCTIONS}
         lines += [f"#define {fn}f {fn}" for fn in sorted(used)]   # OpenCL's math functions are overloaded
+        if any(u.dtype.scalar is dtypes.float16 for u in program if not isinstance(u.dtype, dtypes.PtrDType)):
+            lines.append("#define _Float16 float")   # float16 values are held as float
+            lines.append("inline float lz_round_half(float x) { ushort h; vstore_half(x, 0, (__private half*)&h); "
+                         "return vload_half(0, (__private half*)&h); }")
         if Ops.LOG1P in {u.op for u in program}:   # see alu
             lines.append("#define lz_log1p(x) (fabs(x) < (sizeof(x) == 4 ? 0x1p-24f : 0x1p-53f) ? (x) : log1p(x))")
         return lines
@@ -148,6 +154,8 @@ class OpenCLRenderer(CRenderer):
         # subnormals (and misrounds others)
         if u.op is Ops.LOG1P:
             return f"lz_log1p({a[0]})"
+        if u.op is Ops.CAST and u.dtype is dtypes.float16:
+            return f"lz_round_half({a[0]})"
         d = u.dtype
         if u.op in WRAPPING and d in UNSIGNED_OF and d.itemsize >= 4 and u not in self._index_only:
             # OpenCL C takes signed overflow for impossible (clang folds x + 1 > x to true), NumPy
@@ -164,9 +172,32 @@ class OpenCLRenderer(CRenderer):
             return f"(({c_type(d)}){expr})"
         return super().alu(u, a)
 
+    def bitcast(self, src: dtypes.DType, dst: dtypes.DType, a: str) -> str:
+        if dtypes.float16 not in (src, dst):
+            return super().bitcast(src, dst, a)
+        # a float16 value is held as float: its bits are those vstore_half writes
+        name = f"lz_bitcast_{src.name}_{dst.name}"
+        if src is dtypes.float16:
+            body = (f"inline {c_type(dst)} {name}(float x) {{ ushort h; vstore_half(x, 0, (__private half*)&h); "
+                    f"return ({c_type(dst)})h; }}")
+        else:
+            body = (f"inline float {name}({c_type(src)} x) {{ ushort h = (ushort)x; "
+                    f"return vload_half(0, (__private half*)&h); }}")
+        return f"{self.helper(name, body)}({a})"
+
     def param(self, g: UOp) -> str:
-        base = "uchar" if g.dtype.base is dtypes.bool_ else c_type(g.dtype.base)
+        base = "uchar" if g.dtype.base is dtypes.bool_ else "half" if g.dtype.base is dtypes.float16 else \
+            c_type(g.dtype.base)
         return f"__global {base}* restrict data{g.arg}"
+
+    # float16 is stored as half and held as float (half arithmetic needs an extension; the
+    # conversions are core OpenCL): loads and stores convert, and a cast to float16 rounds
+    def load_element(self, d: dtypes.DType, buf: str, index: str) -> str:
+        return f"vload_half({index}, {buf})" if d is dtypes.float16 else super().load_element(d, buf, index)
+
+    def store_element(self, d: dtypes.DType, buf: str, index: str, value: str) -> str:
+        return f"vstore_half({value}, {index}, {buf});" if d is dtypes.float16 else \
+            super().store_element(d, buf, index, value)
 
     def size_param(self, var: UOp, buffers: int) -> str:
         return ""   # every size is a kernel parameter (see signature)
