@@ -281,16 +281,22 @@ class ViewOf:
     def replay(self, root_value: UOp) -> UOp:
         return self.template if root_value is self.root_at else substitute(self.template, {self.root_at: root_value})
 
-    def root_index(self, idx: list[int]) -> list[int]:
-        """The root's index of the view's element at idx (the movement ops mapped on the host)."""
-        u = self.template
+    def byte_offset(self, idx: list[int]) -> int:
+        """Where the view's element at idx starts in its root's row-major memory, in bytes (the
+        movement ops mapped on the host; a bitcast to a narrower type lands inside an element)."""
+        u, within = self.template, 0
         while u is not self.root_at:
-            if u.op in (Ops.GEP, Ops.DETACH, Ops.NOOP, Ops.CONTIGUOUS):
-                u = u.src[0]
-                continue
-            idx, _ = source_index(u, idx)
+            if u.op is Ops.BITCAST:   # the last axis counted in the source's elements
+                start = idx[-1] * u.dtype.itemsize
+                idx = idx[:-1] + [start // u.src[0].dtype.itemsize]
+                within += start % u.src[0].dtype.itemsize
+            elif u.op not in (Ops.GEP, Ops.DETACH, Ops.NOOP, Ops.CONTIGUOUS):
+                idx, _ = source_index(u, idx)
             u = u.src[0]
-        return idx
+        flat = 0
+        for v, n in zip(idx, self.root.shape):
+            flat = flat * n + v
+        return flat * self.root.dtype.itemsize + within
 
 
 def make_view(result: Array, source: Any, key: Any = None) -> Array:
@@ -324,15 +330,8 @@ def layout_strides(x: Array) -> tuple[int, ...]:
     of = x._viewof
     if of is None or x.size == 0:
         return contiguous
-    root_shape, unit = of.root.shape, of.root.dtype.itemsize
-
-    def flat(i: list[int]) -> int:
-        out = 0
-        for v, n in zip(i, root_shape):
-            out = out * n + v
-        return out
-    origin = flat(of.root_index([0] * x.ndim))
-    return tuple((flat(of.root_index([int(a == k) for a in range(x.ndim)])) - origin) * unit if n > 1 else c
+    origin = of.byte_offset([0] * x.ndim)
+    return tuple(of.byte_offset([int(a == k) for a in range(x.ndim)]) - origin if n > 1 else c
                  for k, (n, c) in enumerate(zip(x.shape, contiguous)))
 
 

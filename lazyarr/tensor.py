@@ -17,7 +17,7 @@ import numpy as np
 
 from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linear_algebra,
                      manipulation as mp, searching, sorting, statistics as st, views)
-from lazyarr.arrays import Array, check_writable, grad_mode, layout_strides, wrap
+from lazyarr.arrays import Array, check_writable, grad_mode, layout_strides, make_view, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axes
@@ -351,7 +351,7 @@ class Tensor(Array):
         """NumPy's view: the same bytes read as `dtype` (a different item size changes the length of
         the last axis)."""
         if dtype is None:
-            return wrap(self.uop, self.device)
+            return make_view(wrap(self.uop, self.device), self)
         d = dtypes.as_dtype(dtype)
         if d.itemsize != self.dtype.itemsize:
             if self.ndim == 0:
@@ -359,7 +359,7 @@ class Tensor(Array):
             if (self.shape[-1] * self.dtype.itemsize) % d.itemsize:
                 raise ValueError(f"cannot view the last axis of {self.shape[-1]} {self.dtype} elements as {d}: its size "
                                  f"in bytes is not a multiple of {d.itemsize}")
-        return wrap(self.uop if d is self.dtype else UOp(Ops.BITCAST, d, (self.uop,)), self.device)
+        return make_view(wrap(self.uop if d is self.dtype else UOp(Ops.BITCAST, d, (self.uop,)), self.device), self)
 
     def view(self, dtype: Any = None) -> Tensor:
         """NumPy's view: the same bytes read as `dtype`. A complex array read as another complex

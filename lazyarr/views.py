@@ -8,11 +8,15 @@ root[key] = value. Any other (reshapes, transposes, flips, complex parts, and ch
 written through the positions it shows: the view's template replayed on the root's flat positions
 (an int64 iota; a complex root in units of its real and imaginary parts) gives each element's
 position in the root, and the root takes the new values there (an integer-array write: lazy, and
-differentiable, as every write is)."""
+differentiable, as every write is). Through a bitcast (`view(dtype)`) the write goes in two steps,
+the bitcast's result taken as the root of the part above it, its new value cast back."""
 from __future__ import annotations
+
+from typing import Any
 
 from lazyarr import dtypes
 from lazyarr.arrays import Array, wrap
+from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.uop import GroupOp, Ops, UOp
 from lazyarr.gathering import setitem
 from lazyarr.graph import alu, cast_uop, expand_uop, imag_part, make_complex, real_part, reshape_uop, shrink_uop
@@ -22,30 +26,40 @@ from lazyarr.indexing import setitem as basic_setitem
 def write(view: Array, value: UOp) -> None:
     """Give the view `view` the value `value` by giving its root the corresponding new value."""
     of = view._viewof
-    root = of.root
     if of.key is not None:
-        basic_setitem(root, of.key, wrap(value, view.device))
+        basic_setitem(of.root, of.key, wrap(value, view.device))
         return
-    complex_root = root.dtype.is_complex
-    n = root.size
-    units = n * 2 if complex_root else n
-    positions = _positions(of, n, complex_root)
+    of.root.rebind(_written(of.template, of.root_at, of.root.uop, value, view.device))
+
+
+def _written(template: UOp, root_at: UOp, current: UOp, value: UOp, device: Any) -> UOp:
+    """The root's new value when the view `template` of `root_at` (the root's value now: `current`)
+    takes `value`. Through a bitcast (`view(dtype)`), in two steps: the bitcast's node as a root
+    of the part above it, whose new value, cast back, is then written through the part below."""
+    cut = next((u for u in template.toposort(lambda x: x is root_at) if u.op is Ops.BITCAST and u is not root_at), None)
+    if cut is not None:
+        above = value if cut is template else \
+            _written(template, cut, substitute(cut, {root_at: current}), value, device)
+        return _written(cut.src[0], root_at, current, UOp(Ops.BITCAST, cut.src[0].dtype, (above,)), device)
+    if template is root_at:
+        return value
+    complex_root = root_at.dtype.is_complex
+    positions = _positions(template, root_at, complex_root)
+    m = template.size
     if value.dtype.is_complex:   # both parts, each at its own position
-        m = view.size
         pos = reshape_uop(_interleave(positions, alu(Ops.ADD, positions, 1)), (2 * m,))
         vals = reshape_uop(_interleave(real_part(value), imag_part(value)), (2 * m,))
     else:
-        pos, vals = reshape_uop(positions, (view.size,)), reshape_uop(value, (view.size,))
-    flat = wrap(_units(root.uop, complex_root), root.device)
-    setitem(flat, (wrap(pos, root.device),), wrap(vals, root.device))
+        pos, vals = reshape_uop(positions, (m,)), reshape_uop(value, (m,))
+    flat = wrap(_units(current, complex_root), device)
+    setitem(flat, (wrap(pos, device),), wrap(vals, device))
     new = flat.uop
     if complex_root:
-        pairs = reshape_uop(new, root.shape + (2,))
-        parts = [reshape_uop(shrink_uop(pairs, [(0, s) for s in root.shape] + [(k, k + 1)]), root.shape) for k in (0, 1)]
-        new = make_complex(*parts)
-    else:
-        new = reshape_uop(new, root.shape)
-    root.rebind(new)
+        pairs = reshape_uop(new, root_at.shape + (2,))
+        parts = [reshape_uop(shrink_uop(pairs, [(0, s) for s in root_at.shape] + [(k, k + 1)]), root_at.shape)
+                 for k in (0, 1)]
+        return make_complex(*parts)
+    return reshape_uop(new, root_at.shape)
 
 
 def _units(u: UOp, complex_root: bool) -> UOp:
@@ -63,13 +77,13 @@ def _interleave(a: UOp, b: UOp) -> UOp:
     return alu(Ops.WHERE, lane, *wide)
 
 
-def _positions(of, n: int, complex_root: bool) -> UOp:
+def _positions(template: UOp, root_at: UOp, complex_root: bool) -> UOp:
     """Each view element's position in the root's units: the template replayed on positions."""
-    start = cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64)
+    start = cast_uop(UOp(Ops.IOTA, dtypes.index, (), root_at.size), dtypes.int64)
     if complex_root:
         start = alu(Ops.MUL, start, 2)
-    done = {of.root_at: reshape_uop(start, of.root.shape)}
-    for u in of.template.toposort(lambda x: x is of.root_at):
+    done = {root_at: reshape_uop(start, root_at.shape)}
+    for u in template.toposort(lambda x: x is root_at):
         if u in done:
             continue
         src = [done.get(s, s) for s in u.src]
@@ -81,5 +95,4 @@ def _positions(of, n: int, complex_root: bool) -> UOp:
             done[u] = src[0]
         else:
             raise TypeError(f"a view of {u.op.name} cannot be written through")
-    return done[of.template]
-
+    return done[template]

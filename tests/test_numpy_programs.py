@@ -90,6 +90,11 @@ PROGRAMS = {
     "ravel views and flatten copies": ("a = np.arange(6.0).reshape(2, 3)\nr, f = a.ravel(), a.flatten()\n"
                                        "r[0], f[1] = 10, 20\nt = a.T.ravel()\nt[2] = 30\nout, out2 = a, np.ravel(a)"),
     "cumulative product and argmax": "x = np.array([1.0, 3.0, 2.0, 0.5])\nout, out2 = np.cumprod(x), np.argmax(x)",
+    "bit views write through": ("a = np.arange(8.0, dtype=np.float32).reshape(2, 4)\nb = a.view(np.int32)\n"
+                                "b[0, 1] = 1065353216\nh = a[1].view(np.uint16)\nh[::2] = 0\nb ^= 1\n"
+                                "out, out2, out3 = a.view(np.uint32) * 1, b.strides, h.strides"),
+    "float16 arithmetic": ("x = np.linspace(-3, 3, 7).astype(np.float16)\ny = x * x + np.float16(0.1)\n"
+                           "out, out2 = y, (np.sqrt(np.abs(x)) / 3).dtype.name"),
 }
 
 
