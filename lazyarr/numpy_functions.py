@@ -20,18 +20,19 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.arrays import Array
-from lazyarr.creation import as_tensor, asarray, eye, linspace, zeros
+from lazyarr.creation import arange, as_tensor, asarray, eye, linspace, zeros
 from lazyarr.elementwise import (abs as absolute, add, ceil, conj, divide, equal, floor, imag, isfinite, isinf, isnan,
-                                 less, less_equal, logical_and, logical_not, logical_or, multiply, power, real, subtract,
-                                 where)
+                                 less, less_equal, logical_and, logical_not, logical_or, multiply, not_equal, power, real,
+                                 subtract, where)
 from lazyarr.gathering import take_along_axis
 from lazyarr.graph import normalize_axis
 from lazyarr.linalg import cross as linalg_cross, diagonal
 from lazyarr.manipulation import broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, pad, reshape, stack
-from lazyarr.searching import argmax, argmin, count_nonzero, searchsorted
+from lazyarr.searching import argmax, argmin, count_nonzero, nonzero, searchsorted
 from lazyarr.sets import unique_all
 from lazyarr.sorting import argsort, sort
-from lazyarr.statistics import all as all_, max as amax, mean, min as amin, prod, sum as total, var
+from lazyarr.statistics import (all as all_, any as any_, cumulative_sum, diff, max as amax, mean, min as amin, prod,
+                                sum as total, var)
 
 # ---- creation ---------------------------------------------------------------------------------
 
@@ -92,12 +93,15 @@ def diagflat(v: Any, k: int = 0) -> Array:
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: int | None = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:
-    """NumPy's unique of the flattened array (sorted values; with return_index, return_inverse
-    (of the input's shape) and return_counts as asked). NaNs are one value with equal_nan (NumPy's
-    default), each its own without. `axis` (unique rows) is not supported: ValueError."""
-    if axis is not None:
-        raise ValueError("unique: axis= (unique subarrays) is not supported; unique of the flattened array is")
+    """NumPy's unique: of the flattened array (sorted values; with return_index, return_inverse
+    (of the input's shape) and return_counts as asked; NaNs are one value with equal_nan, NumPy's
+    default, each its own without), or with `axis` the unique subarrays along it in lexicographic
+    order (rows of a matrix for axis=0; a NaN differs from every value there, itself included)."""
     x = as_tensor(ar)
+    if axis is not None:
+        out = _unique_along(x, axis)
+        return out[0] if not (return_index or return_inverse or return_counts) else \
+            tuple(out[:1]) + tuple(r for r, want in zip(out[1:], (return_index, return_inverse, return_counts)) if want)
     r = unique_all(x)
     values, first, inverse, counts = r.values, r.indices, r.inverse_indices, r.counts
     if equal_nan and x.dtype.is_inexact and values.size:
@@ -110,6 +114,31 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
             inverse = where(less(inverse, k), inverse, k)
     out = [values] + [first] * return_index + [inverse] * return_inverse + [counts] * return_counts
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_along(x: Array, axis: Any) -> tuple[Array, Array, Array, Array]:
+    """The unique subarrays of x along `axis`, with the first index of each, the inverse (1-D) and
+    the counts: the subarrays as rows, put in lexicographic order by one stable argsort per column
+    from the last (an LSD sort), a new row wherever a row differs from the one before it."""
+    try:
+        ax = normalize_axis(operator.index(axis), x.ndim)
+    except TypeError:
+        raise TypeError(f"unique: axis must be an integer, got {type(axis).__name__}") from None
+    moved = moveaxis(x, ax, 0)
+    n = moved.shape[0]
+    rows = reshape(moved, (n, math.prod(moved.shape[1:])))
+    order = asarray(np.arange(n), device=x.device)
+    for j in reversed(range(rows.shape[1])):
+        order = order[argsort(rows[:, j][order], stable=True)]
+    ranked = rows[order]
+    starts = concat([asarray([True], device=x.device), any_(not_equal(ranked[1:], ranked[:-1]), axis=1)]) if n else \
+        asarray(np.zeros(0, bool), device=x.device)
+    group = cumulative_sum(starts.astype(dtypes.int64)) - 1
+    first = order[starts]
+    values = moveaxis(reshape(ranked[starts], (first.shape[0],) + moved.shape[1:]), 0, ax)
+    inverse = group[argsort(order)]
+    counts = diff(concat([nonzero(starts)[0], asarray([n], device=x.device)]))
+    return values, first, inverse, counts
 
 
 # ---- statistics -------------------------------------------------------------------------------
@@ -514,6 +543,55 @@ def size(a: Any, axis: int | None = None) -> int:
     return math.prod(s) if axis is None else s[normalize_axis(axis, len(s))]
 
 
+# ---- index tricks --------------------------------------------------------------------------------
+
+class _Concatenator:
+    """NumPy's r_ and c_: `r_[a, 1:4, 0:1:5j, 7]` joins arrays, scalars and slices (a range, or
+    evenly spaced points when the step is imaginary) along the first axis; `c_` stacks 1-D pieces
+    as columns. A leading string 'axis' or 'axis,ndmin' chooses the axis and the least number of
+    dimensions of each piece (NumPy's matrix directives 'r' and 'c' and its third field are not
+    supported: ValueError)."""
+
+    def __init__(self, name: str, axis: int, ndmin: int) -> None:
+        self.name, self.axis, self.ndmin = name, axis, ndmin
+
+    def __getitem__(self, key: Any) -> Array:
+        items = list(key) if isinstance(key, tuple) else [key]
+        axis, ndmin = self.axis, self.ndmin
+        if items and isinstance(items[0], str):
+            fields = items.pop(0).split(",")
+            try:
+                if len(fields) > 2:
+                    raise ValueError
+                axis = int(fields[0])
+                ndmin = int(fields[1]) if len(fields) == 2 else ndmin
+            except ValueError:
+                raise ValueError(f"{self.name}: the directive must be 'axis' or 'axis,ndmin' (integers); got "
+                                 f"{','.join(fields)!r}") from None
+        pieces = []
+        for item in items:
+            if isinstance(item, slice):
+                start = 0 if item.start is None else item.start
+                step = 1 if item.step is None else item.step
+                if isinstance(step, complex):
+                    piece = linspace(start, item.stop, int(abs(step)))
+                else:
+                    piece = arange(start, item.stop, step)
+            else:
+                piece = as_tensor(item)
+            while piece.ndim < ndmin:   # NumPy's: a 1-D piece becomes a column for c_ (its last axis moves last)
+                piece = reshape(piece, piece.shape + (1,)) if self.name == "c_" and piece.ndim == 1 else \
+                    expand_dims(piece, axis=0)
+            pieces.append(piece)
+        if not pieces:
+            return asarray(np.zeros(0))
+        return concat(pieces, axis=axis)
+
+
+r_ = _Concatenator("r_", 0, 1)
+c_ = _Concatenator("c_", -1, 2)
+
+
 # ---- printing and files, through NumPy --------------------------------------------------------------
 
 set_printoptions, get_printoptions, printoptions = np.set_printoptions, np.get_printoptions, np.printoptions
@@ -530,7 +608,7 @@ def loadtxt(fname: Any, *args: Any, device: Any = None, **kwargs: Any) -> Array:
     return asarray(np.loadtxt(fname, *args, **kwargs), device=device)
 
 
-__all__ = ["array", "copy", "unique", "logspace", "geomspace", "diag", "diagflat", "quantile", "percentile", "median",
+__all__ = ["r_", "c_", "array", "copy", "unique", "logspace", "geomspace", "diag", "diagflat", "quantile", "percentile", "median",
            "nanquantile", "nanpercentile", "nanmedian", "nansum", "nanprod", "nanmean", "nanvar", "nanstd",
            "nanmax", "nanmin", "nanargmax", "nanargmin", "average", "ptp", "isclose", "allclose", "array_equal",
            "array_equiv", "nan_to_num", "interp", "convolve", "correlate", "cross", "trace", "ndim", "shape",

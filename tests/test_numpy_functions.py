@@ -136,6 +136,34 @@ def test_creation_and_shapes():
 
 
 @pytest.mark.parametrize("how", HOWS)
+def test_unique_along_an_axis(how):
+    rows = np.round(A[:, :3]).repeat(2, axis=0)[::-1] % 2   # repeated rows, in no order
+    for a, axis in [(rows, 0), (rows.T, 1), (rows.reshape(5, 2, 3), 1), (rows[:0], 0), (rows.astype(np.int64), -2)]:
+        want = np.unique(a, return_index=True, return_inverse=True, return_counts=True, axis=axis)
+        got = xp.unique(made(a, how), return_index=True, return_inverse=True, return_counts=True, axis=axis)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.numpy().tolist() == w.tolist()
+    same(xp.unique(made(rows, how), axis=0), np.unique(rows, axis=0))
+    with pytest.raises(TypeError):
+        xp.unique(xp.asarray(rows), axis="0")
+    with pytest.raises(ValueError):   # NumPy's AxisError is a ValueError and an IndexError
+        xp.unique(xp.asarray(rows), axis=2)
+
+
+def test_index_tricks_r_and_c():
+    a, b, m = np.array([1, 2, 3]), np.array([4.0, 5, 6]), np.arange(6).reshape(2, 3)
+    for tricks in [lambda t: t.r_[a, b], lambda t: t.r_[a, 0, b], lambda t: t.r_[1:4, 7], lambda t: t.r_[2:8:2],
+                   lambda t: t.r_[-1:1:6j, [0] * 3, 5], lambda t: t.c_[a, b], lambda t: t.c_[m, m], lambda t: t.c_[a, m.T],
+                   lambda t: t.r_["0,2", a, b], lambda t: t.r_["1", m, m], lambda t: t.r_[m, m]]:
+        got, want = tricks(xp), tricks(np)
+        assert got.dtype == want.dtype
+        same(got, want)
+    same(xp.r_[xp.asarray(a), xp.asarray(b) * 2], np.r_[a, b * 2])
+    with pytest.raises(ValueError, match="directive"):
+        xp.r_["r", a, b]
+
+
+@pytest.mark.parametrize("how", HOWS)
 def test_joining_splitting_and_padding(how):
     x, v = made(A, how), xp.asarray(A[0])
     for mode in ["constant", "edge", "reflect", "symmetric", "wrap"]:
