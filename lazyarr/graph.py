@@ -101,6 +101,18 @@ def normalize_axis(axis: Any, ndim: int) -> int:
     return a % ndim if ndim else 0
 
 
+def non_negative_int(name: str, what: str, v: Any) -> int:
+    """v as a count (an integer of at least 0): TypeError naming `what` of function `name` for
+    anything else than an integer, ValueError for a negative one."""
+    try:
+        n = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{name}: {what} must be an integer, got {type(v).__name__}") from None
+    if n < 0:
+        raise ValueError(f"{name}: {what} must be non-negative, got {n}")
+    return n
+
+
 def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     """`axis` (None for all, an int, or a tuple of ints) as sorted non-negative axes. Raises
     AxisError for an axis out of range and ValueError for a repeated one."""

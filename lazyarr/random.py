@@ -31,7 +31,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray, iota, normalize_shape
 from lazyarr.elementwise import divide, power
 from lazyarr.gathering import take
-from lazyarr.graph import alu, cast_uop, expand_uop, reshape_uop
+from lazyarr.graph import alu, cast_uop, expand_uop, non_negative_int, reshape_uop
 from lazyarr.runtime.devices import get_device
 from lazyarr.searching import searchsorted
 from lazyarr.sorting import argsort
@@ -70,12 +70,7 @@ class Generator:
         if seed is None:
             self.key = int.from_bytes(os.urandom(8), "little")
         else:
-            try:
-                s = operator.index(seed)
-            except TypeError:
-                raise TypeError(f"random: a seed must be an integer or None, got {type(seed).__name__}") from None
-            if s < 0:
-                raise ValueError(f"random: a seed must be non-negative, got {s}")
+            s = non_negative_int("random", "a seed (or None)", seed)
             self.key = _mix((s * GOLDEN + 0x632BE59BD9B4E019) & MASK64)
         self.counter = 0
 
@@ -156,12 +151,7 @@ class Generator:
             if t.ndim == 0:
                 raise ValueError("permutation: x must be an integer or an array of at least 1 dimension")
             return take(t, self.permutation(t.shape[axis], device=t.device), axis=axis)
-        try:
-            n = operator.index(x)
-        except TypeError:
-            raise TypeError(f"permutation: x must be an integer or an array, got {type(x).__name__}") from None
-        if n < 0:
-            raise ValueError(f"permutation: n must be non-negative, got {n}")
+        n = non_negative_int("permutation", "x (an array or a count)", x)
         dev = get_device(device)
         return argsort(wrap(self._bits(n, dev), dev))   # the order of random keys (ties: by position)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 from typing import Any
 
 from lazyarr import dtypes
@@ -30,8 +29,8 @@ from lazyarr.elementwise import not_equal, subtract
 from lazyarr.manipulation import broadcast_to, concat, reshape
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
-from lazyarr.graph import (alu, cast_uop, const, expand_uop, normalize_axes, normalize_axis, pad_uop, permute_uop,
-                           reshape_uop, shrink_uop)
+from lazyarr.graph import (alu, cast_uop, const, expand_uop, non_negative_int, normalize_axes, normalize_axis, pad_uop,
+                           permute_uop, reshape_uop, shrink_uop)
 from lazyarr.graph import imag_part, make_complex, real_part
 
 _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum"}
@@ -154,12 +153,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("diff: the array must have at least one dimension, got a 0-d array")
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"diff: n must be an integer, got {type(n).__name__}") from None
-    if n < 0:
-        raise ValueError(f"diff: the order n must be non-negative, got {n}")
+    n = non_negative_int("diff", "the order n", n)
     ax = normalize_axis(axis, x.ndim)
     if prepend is not None or append is not None:
         pieces = []

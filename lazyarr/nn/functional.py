@@ -3,7 +3,6 @@ gradients come from the primitives' local gradients)."""
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 from lazyarr import dtypes
@@ -11,7 +10,7 @@ from lazyarr import elementwise as ew
 from lazyarr import random
 from lazyarr import statistics as st
 from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
+from lazyarr.graph import alu, cast_uop, const, expand_uop, non_negative_int, reshape_uop
 from lazyarr.linear_algebra import matmul
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
@@ -65,13 +64,7 @@ def one_hot(labels: Array, num_classes: int) -> Array:
 
 def _num_classes(n: Any) -> int:
     """`n` as a number of classes: TypeError unless an integer, ValueError if negative."""
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"one_hot: num_classes must be an integer, got {type(n).__name__}") from None
-    if n < 0:
-        raise ValueError(f"one_hot: num_classes must be non-negative, got {n}")
-    return n
+    return non_negative_int("one_hot", "num_classes", n)
 
 
 def _one_hot(labels: Array, num_classes: int, dtype: dtypes.DType) -> Array:
