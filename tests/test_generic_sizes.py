@@ -72,3 +72,17 @@ def test_shape_generic_updates_still_run_in_place():
     p.realize()
     assert p._buffer().storage is before
     np.testing.assert_allclose(p.numpy(), np.arange(12.0).reshape(3, 4) * 0.5 + 1)
+
+
+def test_sizes_beyond_the_devices_parameter_space_travel_in_a_buffer(monkeypatch):
+    """A device takes a bounded parameter list (NVIDIA's OpenCL: 4 KB; a CPU's C kernels take one
+    pointer): past it, the sizes go in one buffer. On the CPU the kernel's arguments are one array."""
+    from tests.conftest import DEVICE
+    a = np.random.default_rng(3).random((3, 37))
+    if DEVICE.startswith("opencl"):
+        monkeypatch.setattr(xp.get_device(DEVICE).renderer, "param_bytes", 24)
+    d = xp.diff(xp.asarray(a), n=3)
+    (item,) = d.schedule()
+    assert item.sizes
+    assert ("lz_sizes" in item.source) == DEVICE.startswith("opencl")
+    assert_close(d, np.diff(a, n=3), rtol=1e-12, atol=1e-12)

@@ -77,10 +77,11 @@ class OpenCLRenderer(CRenderer):
     grid_dims = 2
     approx_by_default = frozenset()
 
-    def __init__(self, fp64: bool = True, group_size: int = GROUP_SIZE) -> None:
+    def __init__(self, fp64: bool = True, group_size: int = GROUP_SIZE, param_bytes: int = 1024) -> None:
         super().__init__()
         self.fp64 = fp64
         self.group_size = group_size   # 0: no group reductions (a device with small work-groups)
+        self.param_bytes = param_bytes   # the most bytes of parameters a kernel takes (OpenCL: 1024 at least)
         self._dims: dict[UOp, int] = {}
         self._strided: frozenset = frozenset()
         self._barrier_loops: frozenset = frozenset()
@@ -205,7 +206,11 @@ class OpenCLRenderer(CRenderer):
     def signature(self, name: str, params: list[str]) -> list[str]:
         ordered = sorted(params, key=lambda p: int(p.rsplit("data", 1)[1]))   # the launch passes buffers in order
         sizes = [f"const long n{k}" for k in range(self._sizes)]              # then every size, in order
-        return [f"__kernel void {name}({', '.join(ordered + sizes)}) {{"]
+        if 8 * (len(ordered) + len(sizes)) <= self.param_bytes:
+            return [f"__kernel void {name}({', '.join(ordered + sizes)}) {{"]
+        # more than the device takes: the sizes travel in one buffer (the launch makes it)
+        return [f"__kernel void {name}({', '.join(ordered + ['__global const long* restrict lz_sizes'])}) {{",
+                *(f"  {p} = lz_sizes[{k}];" for k, p in enumerate(sizes))]
 
     def open_range(self, r: UOp, size: str) -> str:
         v = f"r{r.arg}"

@@ -71,6 +71,7 @@ class OpenCLProgram:
         signature = re.search(rf"__kernel void {re.escape(name)}\(([^)]*)\)", source)
         taken = [int(i) for i in re.findall(r"\bdata(\d+)\b", signature.group(1))] if signature else []
         self.args = taken or None   # a custom kernel's own parameter names: every buffer, in order
+        self.sizes_in_buffer = bool(signature) and "lz_sizes" in signature.group(1)   # see OpenCLRenderer.signature
 
     def grid(self, sizes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The global and local sizes of a launch with size arguments `sizes`."""
@@ -85,6 +86,12 @@ class OpenCLProgram:
         """Launch with the kernel's buffers and the values of its size arguments (`extra`)."""
         used = buffers if self.args is None else [buffers[i] for i in self.args]
         global_size, local_size = self.grid(extra) if extra else (self.global_size, self.local_size)
+        if self.sizes_in_buffer:
+            cl = self.device.cl
+            sizes = cl.Buffer(self.device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                              hostbuf=np.array(extra, dtype=np.int64))
+            self.kernel(self.device.queue, global_size, local_size, *(b.storage for b in used), sizes)
+            return
         self.kernel(self.device.queue, global_size, local_size, *(b.storage for b in used), *map(np.int64, extra))
 
     def launch(self, buffers: list[Buffer], global_size: tuple[int, ...], scalars: list[Any]) -> None:
@@ -112,7 +119,7 @@ class OpenCLDevice(Device):
         # (a group reduction keeps 1.5 elements of 8 bytes per work-item, per reduction)
         limit = min(GROUP_SIZE, self.cl_device.max_work_group_size, self.cl_device.local_mem_size // 64)
         group = 1 << (limit.bit_length() - 1) if limit > 0 else 0
-        self._renderer = OpenCLRenderer(self.fp64, group if group >= 32 else 0)
+        self._renderer = OpenCLRenderer(self.fp64, group if group >= 32 else 0, self.cl_device.max_parameter_size)
         rounded = self.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
         # float32 division and sqrt rounded correctly, as NumPy's (OpenCL allows a few ulp otherwise)
         self.build_options = "-cl-fp32-correctly-rounded-divide-sqrt" if rounded else ""
