@@ -258,11 +258,13 @@ class Array:
         return view_buffer(self.uop if is_buffer_view(self.uop) else realized[self.uop])
 
     def numpy(self) -> np.ndarray:
-        """The value as a NumPy array: a read-only view of the buffer on the CPU."""
+        """The value as a NumPy array: a read-only view of the buffer where the device's memory is
+        the host's (the CPU), else a copy of its own (writable: nothing else sees it)."""
         buf = self._buffer()
         self.device.synchronize()
         arr = buf.numpy().reshape(self.shape).view()
-        arr.flags.writeable = False
+        if self.device.host_memory:
+            arr.flags.writeable = False
         return arr
 
 # ---- views --------------------------------------------------------------------------------------

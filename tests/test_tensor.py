@@ -71,6 +71,19 @@ def test_numpy_is_a_read_only_view_of_the_buffer():
     assert np.asarray(t, dtype=np.float32).dtype == np.float32
 
 
+def test_numpy_of_a_device_array_is_a_writable_copy():
+    """Off the host, numpy() copies: the copy is the caller's (scikit-learn's KMeans subtracts the
+    mean in place from what np.asarray gave it, having seen that it shares no memory)."""
+    t = xp.arange(6.0)
+    a = np.asarray(t)
+    if t.device.host_memory:
+        assert not a.flags.writeable
+        return
+    assert a.flags.writeable and not np.shares_memory(a, np.asarray(t))
+    a -= 1
+    assert t.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
 def test_repr_is_numpy_like():
     on = "" if xp.get_device(None).name == "cpu" else f", device='{xp.get_device(None).name}'"
     assert repr(xp.asarray([1.0, 2.0], dtype=xp.float32)) == f"Tensor([1., 2.], dtype=float32{on})"
