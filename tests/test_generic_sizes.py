@@ -2,10 +2,12 @@
 the same expression on arrays of other sizes reuses its compiled code; large kernels keep theirs in
 the code for kernel optimisation."""
 import numpy as np
+import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 import lazyarr as xp
 from lazyarr.runtime import executor
+from tests.conftest import DEVICE
 from tests.helpers import assert_close
 
 
@@ -74,10 +76,18 @@ def test_shape_generic_updates_still_run_in_place():
     np.testing.assert_allclose(p.numpy(), np.arange(12.0).reshape(3, 4) * 0.5 + 1)
 
 
+@pytest.mark.skipif(not DEVICE.startswith("opencl"), reason="an OpenCL device's")
+def test_an_opencl_device_reads_its_capabilities_once_and_the_renderer_follows_them():
+    dev = xp.get_device(DEVICE)
+    caps = dev.capabilities
+    assert caps.max_parameter_size >= 1024 and caps.max_work_group_size >= 1 and caps.local_mem_size > 0
+    assert dev.renderer.param_bytes == caps.max_parameter_size and dev.fp64 == caps.fp64
+    assert dev.long_loops == caps.cpu and 0 <= dev.renderer.group_size <= caps.max_work_group_size
+
+
 def test_sizes_beyond_the_devices_parameter_space_travel_in_a_buffer(monkeypatch):
     """A device takes a bounded parameter list (NVIDIA's OpenCL: 4 KB; a CPU's C kernels take one
     pointer): past it, the sizes go in one buffer. On the CPU the kernel's arguments are one array."""
-    from tests.conftest import DEVICE
     a = np.random.default_rng(3).random((3, 37))
     if DEVICE.startswith("opencl"):
         monkeypatch.setattr(xp.get_device(DEVICE).renderer, "param_bytes", 24)

@@ -7,13 +7,16 @@ options (a cold PoCL build costs about half a second); a binary that the driver 
 again from source. PoCL's own cache goes inside lazyarr's (POCL_CACHE_DIR, unless set), where
 the cache's size limit counts it. Reading a buffer on the host copies it (`to_numpy`);
 `synchronize` waits for the queue. float64 is available only where the device
-reports double precision; elsewhere allocating it raises TypeError naming the device.
+reports double precision; elsewhere allocating it raises TypeError naming the device. What the
+device has (`Capabilities`: float64, work-group and local-memory limits, parameter space, ...) is
+read once, and the renderer's choices follow from it.
 
 Raises CompileError (with the source and the build log) when a kernel fails to build, and
 RuntimeError saying how to install one when no OpenCL platform is found.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -100,6 +103,29 @@ class OpenCLProgram:
         self.kernel(self.device.queue, global_size, None, *(b.storage for b in buffers), *scalars)
 
 
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What lazyarr reads from an OpenCL device, in one place: the renderer's and the algorithms'
+    choices follow from these (the same code is right on PoCL and on a GPU's driver)."""
+    cpu: bool                    # a CPU's cores (PoCL): long loops in order run well
+    fp64: bool                   # double precision
+    rounded_divide_sqrt: bool    # float32 division and sqrt can be asked to round correctly
+    max_work_group_size: int
+    local_mem_size: int          # bytes of work-group memory
+    max_parameter_size: int      # bytes of kernel parameters (1024 at least)
+    subgroups: bool              # cl_khr_subgroups or cl_intel_subgroups (not used yet)
+
+    @staticmethod
+    def read(cl: Any, d: Any) -> Capabilities:
+        extensions = d.extensions.split()
+        return Capabilities(
+            cpu=bool(d.type & cl.device_type.CPU), fp64=d.double_fp_config != 0,
+            rounded_divide_sqrt=bool(d.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT),
+            max_work_group_size=d.max_work_group_size, local_mem_size=d.local_mem_size,
+            max_parameter_size=d.max_parameter_size,
+            subgroups=any(e in extensions for e in ("cl_khr_subgroups", "cl_intel_subgroups")))
+
+
 class OpenCLDevice(Device):
     def __init__(self, index: int):
         cl = _import_pyopencl()
@@ -113,16 +139,16 @@ class OpenCLDevice(Device):
         self.cl_device = devices[index]
         self.context = cl.Context([self.cl_device])
         self.queue = cl.CommandQueue(self.context)
-        self.fp64 = self.cl_device.double_fp_config != 0
-        self.long_loops = bool(self.cl_device.type & cl.device_type.CPU)   # PoCL: a CPU's cores
+        self.capabilities = caps = Capabilities.read(cl, self.cl_device)
+        self.fp64 = caps.fp64
+        self.long_loops = caps.cpu   # PoCL: a CPU's cores
         # the largest power of two up to 256 that the device's work-groups and local memory take
         # (a group reduction keeps 1.5 elements of 8 bytes per work-item, per reduction)
-        limit = min(GROUP_SIZE, self.cl_device.max_work_group_size, self.cl_device.local_mem_size // 64)
+        limit = min(GROUP_SIZE, caps.max_work_group_size, caps.local_mem_size // 64)
         group = 1 << (limit.bit_length() - 1) if limit > 0 else 0
-        self._renderer = OpenCLRenderer(self.fp64, group if group >= 32 else 0, self.cl_device.max_parameter_size)
-        rounded = self.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
+        self._renderer = OpenCLRenderer(self.fp64, group if group >= 32 else 0, caps.max_parameter_size)
         # float32 division and sqrt rounded correctly, as NumPy's (OpenCL allows a few ulp otherwise)
-        self.build_options = "-cl-fp32-correctly-rounded-divide-sqrt" if rounded else ""
+        self.build_options = "-cl-fp32-correctly-rounded-divide-sqrt" if caps.rounded_divide_sqrt else ""
 
     def __repr__(self) -> str:
         return f"Device({self.name!r}: {self.cl_device.name.strip()})"
