@@ -4,23 +4,14 @@ length and the device:
 - a short axis is sorted by counting (each element's rank is how many elements come before it);
 - on a device whose threads run long loops well (`Device.long_loops`: the CPU, PoCL) by radix
   sort (`lazyarr.radix_sort`: a few passes of kernels written in the IR, ~3 ms for 1M float32);
-- elsewhere (a GPU) by a bitonic sorting network built from lazyarr's own ops.
-
-The network: the axis to sort is moved last and padded to a power of two N with a sentinel that
-sorts after every value. The network is log2(N)·(log2(N)+1)/2 compare-exchange stages; stage (k, j)
-views the axis as (N/2j, 2, j), compares the two halves of each pair elementwise and keeps the
-smaller first in the blocks of length k that sort ascending (the others descending), so each stage
-is movement ops, comparisons and selects, one kernel (a CONTIGUOUS) per stage: fusing t stages
-would save t - 1 passes over memory but make each element read 2^t elements of the stage before,
-which measured slower (1M float32: 83 ms a kernel per stage, 110-900 ms two stages per kernel).
+- elsewhere (a GPU) by a bitonic network (`lazyarr.bitonic_sort`: one kernel, run once a stage).
 
 Order: NaNs after every number (NumPy's order); with `descending`, the reverse order (NaNs first)
-while equal elements keep their order when `stable`. `argsort` is always stable. The relative
-order of -0.0 and 0.0 in `sort`'s result is unspecified (the standard leaves it so; the radix
-sort puts -0.0 first). Complex arrays sort as NumPy's do: by the real part, then the imaginary
-part (their positions sorted, the values gathered). Gradients flow through `sort`: the network's
-selects carry them, and a radix sort's values are gathered at its positions, a gather whose
-gradient is a scatter (`ir_kernels.scatter_last`).
+while equal elements keep their order when `stable`. `argsort` is always stable. -0.0 sorts
+before 0.0 (the standard leaves their order unspecified). Complex arrays sort as NumPy's do: by
+the real part, then the imaginary part (their positions sorted, the values gathered). Gradients
+flow through `sort` as through a gather: the values are gathered at the sorting positions, and
+the gather's gradient is a scatter (`ir_kernels.scatter_last`).
 """
 from __future__ import annotations
 
@@ -33,6 +24,7 @@ from lazyarr.arrays import Array, graph_requires_grad, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor
 from lazyarr.dtypes import DType
+from lazyarr.bitonic_sort import bitonic_sort
 from lazyarr.radix_sort import radix_sort
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, imag_part, normalize_axis, pad_uop,
                            permute_uop, real_part, reshape_uop, shrink_uop, sorts_before, sorts_equal)
@@ -40,54 +32,6 @@ from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uo
 def _less(descending: bool):
     """a before b: sort's order (NaNs last), or its reverse when descending (NaNs first)."""
     return (lambda a, b: sorts_before(b, a)) if descending else sorts_before
-
-
-def _sentinel(d: DType, descending: bool) -> Any:
-    """A value no element comes after (ties with it are broken by position, where positions count)."""
-    if d.is_float:
-        return -float("inf") if descending else float("nan")
-    return dtypes.min_value(d) if descending else dtypes.max_value(d)
-
-
-def _stage(values: list[UOp], n_lead: int, k: int, j: int, before) -> list[UOp]:
-    """One compare-exchange stage of the network on the trailing axes (N elements) of each value,
-    viewed as (N/2j pairs, 2, j): each element of a pair takes the pair's other element (a flip of
-    the axis of 2) where the pair is out of order for its block of k (blocks at odd multiples of k
-    descend). Each element reads the stage before at two places, its own position and its
-    mirror, so nothing is broadcast. (A view of (N/k, k/2j, 2, j), which would move k into the
-    shape, measured 13x slower.)"""
-    lead, n = values[0].shape[:n_lead], math.prod(values[0].shape[n_lead:])
-    pairs = tuple(lead) + (n // (2 * j), 2, j)
-    own = [reshape_uop(v, pairs) for v in values]
-    other = [flip_uop(v, [n_lead + 1]) for v in own]
-    side = expand_uop(reshape_uop(UOp(Ops.IOTA, dtypes.index, (), 2), (1,) * n_lead + (1, 2, 1)), pairs)
-    is_first = alu(Ops.CMPEQ, side, 0)
-    first = [alu(Ops.WHERE, is_first, a, b) for a, b in zip(own, other)]
-    second = [alu(Ops.WHERE, is_first, b, a) for a, b in zip(own, other)]
-    take_other = before(second, first)
-    if k < n:
-        q = cast_uop(UOp(Ops.IOTA, dtypes.index, (), n // (2 * j)), dtypes.int64)
-        descending_block = alu(Ops.CMPNE, alu(Ops.AND, alu(Ops.MUL, q, 2 * j), k), 0)
-        along = (1,) * n_lead + (n // (2 * j), 1, 1)
-        take_other = alu(Ops.XOR, take_other, expand_uop(reshape_uop(descending_block, along), pairs))
-    # left at the pairs' shape: the kernel that stores it loops over pairs, halves and the
-    # contiguous run of j elements, which the next stage reads at constant offsets
-    return [alu(Ops.WHERE, take_other, b, a) for a, b in zip(own, other)]
-
-
-def _network(values: list[UOp], before) -> list[UOp]:
-    """The bitonic network over the last axis (a power of two) of each value, ordered by
-    `before(list_a, list_b)` (a bool node: the elements a come before the elements b)."""
-    shape = values[0].shape
-    n_lead, n = len(shape) - 1, shape[-1]
-    k = 2
-    while k <= n:
-        j = k // 2
-        while j >= 1:
-            values = [UOp(Ops.CONTIGUOUS, v.dtype, (v,)) for v in _stage(values, n_lead, k, j, before)]
-            j //= 2
-        k *= 2
-    return [reshape_uop(v, shape) for v in values]
 
 
 # A short axis is sorted by counting: each element's rank is the number of elements before it (n²
@@ -165,35 +109,17 @@ def _prepared(name: str, x: Any, axis: int) -> tuple[Array, int, tuple[int, ...]
 
 
 def _sorted_last(x: Array, ax: int, order: tuple[int, ...], descending: bool, with_positions: bool) -> list[UOp]:
-    """x with axis ax moved last and sorted (and its positions, when asked), still padded. A
+    """x with axis ax moved last and sorted (or the positions that sort it, when asked). A
     complex array is sorted by its parts (NumPy's lexicographic order), always with positions."""
     u = permute_uop(x.uop, order)
     n = u.shape[-1]
     keys = [real_part(u), imag_part(u)] if x.dtype.is_complex else [u]
     with_positions = with_positions or x.dtype.is_complex
-    d = keys[0].dtype
     if n <= 16 or (n <= COUNTING_SORT_MAX and math.prod(u.shape) * n <= COUNTING_SORT_WORK):
         return [_by_counting(keys, _order(descending, len(keys), True), with_positions)]
     if x.device.long_loops:
         return [_by_radix(keys, x.device, descending, with_positions)]
-    size = 1 << (n - 1).bit_length()
-    keys = [_pad_with(k, size, _sentinel(d, descending)) for k in keys]
-    if with_positions:
-        keys.append(expand_uop(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), size), dtypes.int64),
-                                           (1,) * (len(u.shape) - 1) + (size,)), keys[0].shape))
-    return _network(keys, _order(descending, len(keys) - with_positions, with_positions))
-
-
-def _pad_with(u: UOp, size: int, value: Any) -> UOp:
-    """u's last axis extended to `size` elements of `value`."""
-    n = u.shape[-1]
-    if size == n:
-        return u
-    lead = u.shape[:-1]
-    inside = expand_uop(reshape_uop(alu(Ops.CMPLT, cast_uop(UOp(Ops.IOTA, dtypes.index, (), size), dtypes.int64), n),
-                                    (1,) * len(lead) + (size,)), lead + (size,))
-    padded = pad_uop(u, [(0, 0)] * len(lead) + [(0, size - n)])
-    return alu(Ops.WHERE, inside, padded, const(value, u.dtype, lead + (size,)))
+    return [bitonic_sort(keys, x.device, descending, with_positions)]
 
 
 def _positions_along(shape: tuple[int, ...], axis: int) -> UOp:
@@ -231,8 +157,8 @@ def sort(x: Array, /, axis: int | None = -1, kind: str | None = None, order: Any
     if x.shape[ax] <= 1:
         return x
     # the values gathered at the sorting positions where they are complex, or where a gradient must
-    # flow (a radix sort's kernels carry none; the gather's is a scatter)
-    gathered = x.dtype.is_complex or (x.device.long_loops and graph_requires_grad(x.uop))
+    # flow (the sorts' kernels carry none; the gather's is a scatter)
+    gathered = x.dtype.is_complex or graph_requires_grad(x.uop)
     values = _sorted_last(x, ax, order_, descending, with_positions=gathered)[-1]
     if gathered:
         u = permute_uop(x.uop, order_)

@@ -106,7 +106,9 @@ def test_mathematics():
             same(xp.convolve(xp.asarray(u), xp.asarray(v), mode), np.convolve(u, v, mode))
             same(xp.correlate(xp.asarray(u), xp.asarray(v), mode), np.correlate(u, v, mode))
     same(xp.cross(xp.asarray(A[:, :3]), xp.asarray(A[:, 3:])), np.cross(A[:, :3], A[:, 3:]))
-    same(xp.cross(xp.asarray(A[:2, :3]), xp.asarray(A[2:4, :3]), axis=0), np.cross(A[:2, :3], A[2:4, :3], axis=0))
+    # 2-vectors (NumPy before 2.5 takes them; later ones raise): the z-component alone
+    u, v = A[:2, :3], A[2:4, :3]
+    same(xp.cross(xp.asarray(u), xp.asarray(v), axis=0), u[0] * v[1] - u[1] * v[0])
     cube = RNG.standard_normal((3, 4, 5))
     same(xp.trace(xp.asarray(cube), 1, 1, 2), np.trace(cube, 1, 1, 2))
     same(xp.trace(xp.asarray(A)), np.trace(A))

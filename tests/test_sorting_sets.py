@@ -58,8 +58,8 @@ def test_sort_and_argsort_match_numpy(dtype, how):
 
 @pytest.fixture
 def network(monkeypatch):
-    """The device sorts by the bitonic network (a GPU's sort) in the test, whatever it is."""
-    monkeypatch.setattr(type(xp.asarray(1).device), "long_loops", False)
+    """The device sorts by the bitonic network (a GPU's sort, `lazyarr.bitonic_sort`) in the test, whatever it is."""
+    monkeypatch.setattr(xp.asarray(1).device, "long_loops", False)
 
 
 @pytest.mark.parametrize("dtype", sorted(NETWORK_DTYPES))
@@ -74,6 +74,37 @@ def test_the_network_sorts_as_numpy(network, dtype):
         np.testing.assert_array_equal(picked, np.flip(np.sort(a), -1))
     z = (rng.integers(0, 3, 300) + 1j * rng.integers(0, 3, 300)).astype(np.complex64)
     np.testing.assert_array_equal(np.asarray(xp.sort(xp.asarray(z))), np.sort(z))
+
+
+def test_the_network_is_one_kernel_run_once_a_stage(network):
+    """Every stage runs the same compiled kernel (its (k, j) in a buffer): a GPU compiles one."""
+    x = xp.asarray(np.random.default_rng(3).standard_normal((2, 3000)).astype(np.float32))
+    names = [item.name for item in xp.sort(x).schedule()]
+    stages = [n for n in names if n.startswith("bitonic")]
+    assert len(stages) == 12 * 13 // 2 and len(set(stages)) == 1, names   # 3000 pads to 4096
+    assert len(names) <= len(stages) + 2   # and the keys (the values come back in what reads them)
+    z = np.array([0.0, -0.0, np.nan, -np.nan, -1.0] * 100)
+    got = xp.sort(xp.asarray(z)).numpy()
+    assert np.array_equal(np.signbit(got[100:300]), [True] * 100 + [False] * 100)   # -0.0 first
+
+
+@pytest.mark.parametrize("how", ["asarray", "ones", "full", "computed"])
+def test_gradients_through_the_network_match_pytorch(network, how):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    data, w = (rng.standard_normal((3, 400)).astype(np.float32) for _ in range(2))
+    make = {"asarray": lambda: xp.asarray(np.ones(data.shape, np.float32), requires_grad=True),
+            "ones": lambda: xp.ones(data.shape).requires_grad_(),
+            "full": lambda: xp.full(data.shape, 1.0, requires_grad=True),
+            "computed": lambda: xp.ones(data.shape).requires_grad_()}
+    p, t = make[how](), torch.ones(data.shape, requires_grad=True)
+    for axis in (0, -1):
+        p.grad = t.grad = None
+        q = p * 2 - 1 if how == "computed" else p   # a lazy expression of the parameter
+        tq = t * 2 - 1 if how == "computed" else t
+        ((xp.sort(q * xp.asarray(data), axis=axis) ** 2) * xp.asarray(w)).sum().backward()
+        ((torch.sort(tq * torch.tensor(data), dim=axis).values ** 2) * torch.tensor(w)).sum().backward()
+        np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
