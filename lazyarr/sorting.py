@@ -7,8 +7,9 @@ length and the device:
 - elsewhere (a GPU) by a bitonic network (`lazyarr.bitonic_sort`: one kernel, run once a stage).
 
 Order: NaNs after every number (NumPy's order); with `descending`, the reverse order (NaNs first)
-while equal elements keep their order when `stable`. `argsort` is always stable. -0.0 sorts
-before 0.0 (the standard leaves their order unspecified). Complex arrays sort as NumPy's do: by
+while equal elements keep their order when `stable`. `argsort` is always stable. -0.0 and 0.0
+keep their signs; their order is unspecified, as the standard leaves it (the radix sort and the
+network put -0.0 first, the counting sort keeps their order). Complex arrays sort as NumPy's do: by
 the real part, then the imaginary part (their positions sorted, the values gathered). Gradients
 flow through `sort` as through a gather: the values are gathered at the sorting positions, and
 the gather's gradient is a scatter (`ir_kernels.scatter_last`).
@@ -25,7 +26,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor
 from lazyarr.dtypes import DType
 from lazyarr.bitonic_sort import bitonic_sort
-from lazyarr.radix_sort import radix_sort
+from lazyarr.radix_sort import key_dtype, radix_sort
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, imag_part, normalize_axis, pad_uop,
                            permute_uop, real_part, reshape_uop, shrink_uop, sorts_before, sorts_equal)
 
@@ -59,10 +60,16 @@ def _by_counting(keys: list[UOp], before, positions_wanted: bool) -> UOp:
     # [..., r, i]: whether element i has rank r; the sum picks it
     at_rank = alu(Ops.CMPEQ, expand_uop(reshape_uop(rank, lead + (1, n)), full), i)
     picked = j if positions_wanted else kj[0]
-    summed = picked.dtype if picked.dtype.kind in "iuf" else dtypes.int64
+    if picked.dtype.is_float:   # summed as its bits: -0.0 + 0.0 would lose -0.0's sign
+        summed = key_dtype(picked.dtype)
+        picked = UOp(Ops.BITCAST, summed, (picked,))
+    else:
+        summed = picked.dtype if picked.dtype.kind in "iu" else dtypes.int64
     chosen = alu(Ops.WHERE, at_rank, cast_uop(picked, summed), 0)
     out = reshape_uop(UOp(Ops.REDUCE_AXIS, summed, (chosen,), (Ops.ADD, (len(full) - 1,))), lead + (n,))
-    return cast_uop(out, dtypes.int64 if positions_wanted else keys[0].dtype)
+    if positions_wanted:
+        return cast_uop(out, dtypes.int64)
+    return UOp(Ops.BITCAST, keys[0].dtype, (out,)) if keys[0].dtype.is_float else cast_uop(out, keys[0].dtype)
 
 
 def _by_radix(keys: list[UOp], device: Any, descending: bool, positions_wanted: bool) -> UOp:

@@ -88,6 +88,21 @@ def test_the_network_is_one_kernel_run_once_a_stage(network):
     assert np.array_equal(np.signbit(got[100:300]), [True] * 100 + [False] * 100)   # -0.0 first
 
 
+@pytest.mark.parametrize("sorts", ["device", "network"])
+def test_sorting_keeps_negative_zeros(request, sorts):
+    """-0.0 and 0.0 compare equal, but a sort keeps each (counting, radix and network sorts; their
+    order among themselves is unspecified, as the standard leaves it)."""
+    if sorts == "network":
+        request.getfixturevalue("network")
+    for dtype in ["float16", "float32", "float64"]:
+        for n in [5, 100, 3000]:
+            z = np.resize(np.array([0.0, -0.0, np.nan, -1.0, 2.0], dtype), n)
+            got = xp.sort(xp.asarray(z)).numpy()
+            np.testing.assert_array_equal(got, np.sort(z))
+            zeros = got[got == 0]
+            assert np.signbit(zeros).sum() == np.signbit(z[z == 0]).sum(), (dtype, n)
+
+
 @pytest.mark.parametrize("how", ["asarray", "ones", "full", "computed"])
 def test_gradients_through_the_network_match_pytorch(network, how):
     torch = pytest.importorskip("torch")
