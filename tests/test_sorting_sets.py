@@ -88,6 +88,18 @@ def test_the_network_is_one_kernel_run_once_a_stage(network):
     assert np.array_equal(np.signbit(got[100:300]), [True] * 100 + [False] * 100)   # -0.0 first
 
 
+def test_the_network_inside_a_graph_realized_in_stages(network):
+    """A network's ~100 calls make a graph large enough to be realized in stages (the stage
+    finder met calls, which have no shape, there first): writes with repeated indices sort them."""
+    big = np.random.default_rng(0).integers(0, 1000, 5000)
+    vals = np.arange(5000.0)
+    t = xp.zeros(1000)
+    t[xp.asarray(big)] = xp.asarray(vals)
+    want = np.zeros(1000)
+    want[big] = vals
+    np.testing.assert_array_equal(np.asarray(t), want)
+
+
 @pytest.mark.parametrize("sorts", ["device", "network"])
 def test_sorting_keeps_negative_zeros(request, sorts):
     """-0.0 and 0.0 compare equal, but a sort keeps each (counting, radix and network sorts; their

@@ -64,7 +64,8 @@ def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
     anchors: list[tuple[UOp, Any]] = []
     depths = range(FINGERPRINT_DEPTH)
     for u in order:
-        own = hash((u.op, id(u.dtype), u.shape, None if u.op is Ops.BUFFER else _arg_key(u.arg)))
+        shape = None if u.op is Ops.CALL else u.shape   # a call has results, not a shape
+        own = hash((u.op, id(u.dtype), shape, None if u.op is Ops.BUFFER else _arg_key(u.arg)))
         if u._view is not None or not u.src:   # a leaf
             finger[u], levels[u], natural[u] = [own] * (FINGERPRINT_DEPTH + 1), 0, u.size
             found[u] = u.arg.device if u.op is Ops.BUFFER else _storage_device(u._view) if u.op is Ops.NOOP else None
