@@ -15,6 +15,11 @@ HALVES = hnp.arrays(np.uint16, hnp.array_shapes(max_dims=2, max_side=6)).map(lam
 EDGES = np.array([0.0, -0.0, 1.0, -1.5, 65504.0, -65504.0, 6.0e-8, -6.0e-8, 6.104e-5, np.inf, -np.inf, np.nan,
                   0.1, 2049.0, 3.0e4], np.float16)
 
+# OpenCL holds float16 as float (vload_half): a GPU driver's conversion may give every NaN one
+# sign (NVIDIA's does), so copysign from a NaN's sign is the driver's there (README, float16)
+_DEVICE = xp.asarray(1).device
+HALF_DROPS_NAN_SIGNS = hasattr(_DEVICE, "capabilities") and not _DEVICE.capabilities.cpu
+
 
 def same(got, want):
     got = np.asarray(got)
@@ -63,6 +68,8 @@ def test_arithmetic_rounds_once_as_numpys(a, b):
             assert got.dtype == np.float16
             np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
             ok = ~np.isnan(want)
+            if name == "copysign" and HALF_DROPS_NAN_SIGNS:
+                ok &= ~np.isnan(b)
             if name in ("copysign", "nextafter"):   # bit for bit: -0.0 and 0.0 too
                 assert np.array_equal(got[ok].view(np.int16), want[ok].view(np.int16)), name
             else:   # the sign of max(0.0, -0.0) is unspecified

@@ -211,9 +211,6 @@ def half_in_float(u: UOp) -> UOp | None:
     values = u.src[1:] if u.op is Ops.WHERE else u.src
     if not any(s.dtype is dtypes.float16 for s in values) and u.dtype is not dtypes.float16:
         return None
-    if u.op is Ops.COPYSIGN:   # on the bits: a NaN's sign survives (NVIDIA's half-to-float drops it)
-        a, b = (UOp(Ops.BITCAST, dtypes.uint16, (s,)) for s in u.src)
-        return UOp(Ops.BITCAST, dtypes.float16, (alu(Ops.OR, alu(Ops.AND, a, 0x7FFF), alu(Ops.AND, b, 0x8000)),))
     f32 = [cast_uop(s, dtypes.float32) if s.dtype is dtypes.float16 else s for s in values]
     src = (u.src[0], *f32) if u.op is Ops.WHERE else tuple(f32)
     if u.dtype is dtypes.float16:
