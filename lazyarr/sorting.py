@@ -24,11 +24,11 @@ from lazyarr import dtypes
 from lazyarr.arrays import Array, graph_requires_grad, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor
-from lazyarr.dtypes import DType
 from lazyarr.bitonic_sort import bitonic_sort
 from lazyarr.radix_sort import key_dtype, radix_sort
-from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, imag_part, normalize_axis, pad_uop,
-                           permute_uop, real_part, reshape_uop, shrink_uop, sorts_before, sorts_equal)
+from lazyarr.graph import (alu, cast_uop, const, expand_uop, gather_uop, imag_part, normalize_axis, permute_uop,
+                           real_part, reshape_uop, shrink_uop, sorts_before, sorts_equal)
+
 
 def _less(descending: bool):
     """a before b: sort's order (NaNs last), or its reverse when descending (NaNs first)."""

@@ -5,7 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
 from hypothesis.extra import numpy as hnp
 
 import lazyarr as xp
