@@ -29,3 +29,11 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cpu_only: a test of the CPU device itself (C source, host memory)")
+
+
+@pytest.fixture
+def network(monkeypatch):
+    """The device sorts by the bitonic network (a GPU's sort, `lazyarr.bitonic_sort`) in the test,
+    whatever it is."""
+    import lazyarr as xp
+    monkeypatch.setattr(xp.asarray(1).device, "long_loops", False)
