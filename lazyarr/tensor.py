@@ -413,7 +413,7 @@ class Tensor(Array):
 
     def ravel(self) -> Tensor:
         """One-dimensional: a view where the elements allow one, else a copy (NumPy's ravel)."""
-        return mp.reshape(self, (-1,))
+        return mp.ravel(self)
 
     def squeeze(self, axis: Any = None) -> Tensor:
         return mp.squeeze(self, axis)

@@ -86,9 +86,8 @@ def _with_progress(futures: list[Future], start: float) -> list[Any]:
     """The futures' results in order; on a terminal, a line counting them once compiling has taken
     longer than PROGRESS_AFTER seconds (rewritten in place, cleared at the end)."""
     shown = False
-    tty = sys.stderr.isatty()
-    for k, f in enumerate(futures):
-        while tty:
+    for k, f in enumerate(futures if sys.stderr.isatty() else ()):
+        while True:
             try:
                 f.result(timeout=0.2)
                 break
@@ -98,7 +97,6 @@ def _with_progress(futures: list[Future], start: float) -> list[Any]:
                                      f"{time.perf_counter() - start:.1f} s")
                     sys.stderr.flush()
                     shown = True
-        f.result()
     if shown:
         sys.stderr.write("\r" + " " * 60 + "\r")
         sys.stderr.flush()
