@@ -140,6 +140,9 @@ class Array:
         t = object.__new__(Array.made)
         t._uop, t.device, t._leaf_grad, t.grad, t._released = uop, device, False, None, False
         t._viewof = t._views = None
+        ref = uop._holder   # (hold(t), inline: every operation makes an array)
+        if ref is None or (other := ref()) is None or other._uop is not uop:
+            uop._holder = weakref.ref(t)
         return t
 
     # ---- gradients ---------------------------------------------------------------------------
@@ -172,12 +175,14 @@ class Array:
             key = ("leaf", next(_leaf_numbers))
             value = self._uop
             self._leaf_grad, self._uop = key, leaf_marker(value, key)
+            hold(self)
             if value in realized:   # already computed: the marker reads the same buffer
                 realized[self._uop] = realized[value]
             _grad_leaves[key] = self
         elif not flag and self._leaf_grad:
             _grad_leaves.pop(self._leaf_grad, None)
             self._uop, self._leaf_grad = self._uop.src[0], False
+            hold(self)
         forget_requires_grad()
         return self
 
@@ -192,6 +197,7 @@ class Array:
         key = ("retained", next(_leaf_numbers))
         value = self._uop
         self._uop = UOp(Ops.NOOP, value.dtype, (value,), key)
+        hold(self)
         if value in realized:
             realized[self._uop] = realized[value]
         _retained[key] = self
@@ -203,9 +209,11 @@ class Array:
         Its views read the new value from then on (a view's own writes go through its root:
         `lazyarr.views`, which Tensor's rebind calls)."""
         self._uop = leaf_marker(value, self._leaf_grad) if self._leaf_grad else value
+        hold(self)
         if self._views:
             for v in list(self._views.values()):
                 v._uop = v._viewof.replay(self._uop)
+                hold(v)
 
     # ---- metadata, known without computing ---------------------------------------------------
     @property
@@ -393,7 +401,9 @@ Array.uop = Array.__dict__["_uop"]
 
 
 def realize(*tensors: Array) -> None:
-    """Compute several tensors in one schedule, so shared work runs once."""
+    """Compute several tensors in one schedule, so shared work runs once. The values that other
+    live arrays hold and the schedule computes are stored too (`lazyarr.realize.held_values`), and
+    those arrays read their buffers from then on."""
     for t in tensors:
         if not isinstance(t, Array):
             raise TypeError(f"realize: expected Tensors, got {type(t).__name__}")
@@ -402,27 +412,52 @@ def realize(*tensors: Array) -> None:
             not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
     if not todo:
         return
-    views, items, programs, marked = schedule_realize([(t.uop, t.device) for t in todo])
+    views, items, programs, marked, stored = schedule_realize([(t.uop, t.device) for t in todo])
+    done = [(t, views[t.uop]) for t in todo] + _holders(stored)
     # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,
     # so that the tensors can go back to them and nothing counts as computed (otherwise they are
     # let go of, see below, so that the kernels may reuse storage no graph can read anymore)
-    before = [(t, t.uop) for t in todo] if marked else []
-    for t in todo:
-        # a tensor that gradients may still flow through keeps its computation (its value is found
-        # through `realized`); any other drops it, freeing the graph
-        if t._leaf_grad:   # the leaf's marker, now over its buffer
-            view = views[t.uop]
-            t.uop = leaf_marker(view, t._leaf_grad)
-            realized[t.uop] = view
-        elif t._released or not t.requires_grad:
-            t.uop = views[t.uop]
-    del views   # the graphs are let go of before the kernels run: their buffers may be reused
+    before = [(t, t._uop) for t, _ in done] if marked else []
+    _take_buffers(done)
+    del views, done, stored   # the graphs are let go of before the kernels run: their buffers may be reused
     try:
         run(items, programs, marked)
     except BaseException:   # a kernel failed: the tensors keep their graphs, nothing reads the buffers
         for t, u in before:
-            t.uop = u
+            t._uop = u
         raise
+
+
+def _holders(stored: list[UOp]) -> list[tuple[Array, UOp]]:
+    """The arrays that still hold the held values a schedule stored (a view's value has none), with
+    their views."""
+    found = []
+    for n in stored:
+        t = n._holder() if n._holder is not None else None
+        if t is not None and t._uop is n:
+            found.append((t, realized[n]))
+    return found
+
+
+def _take_buffers(done: list[tuple[Array, UOp]]) -> None:
+    """Give each computed tensor the view of its buffer. A tensor that gradients may still flow
+    through keeps its computation (its value is found through `realized`); any other drops it,
+    freeing the graph."""
+    for t, view in done:
+        if t._leaf_grad:   # the leaf's marker, now over its buffer
+            t._uop = leaf_marker(view, t._leaf_grad)
+            realized[t._uop] = view
+            hold(t)
+        elif t._released or not t.requires_grad:
+            t._uop = view
+
+
+def hold(t: Array) -> None:
+    """Record that array t holds its node (`UOp._holder`): a realization stores the values of the
+    nodes live arrays hold. Called wherever an array is given a new node after it was made (an
+    in-place update, a leaf's marker): the array given the node last is the one that keeps it,
+    while the result a function returned to build it goes away."""
+    t._uop._holder = weakref.ref(t)
 
 
 # ---- graph-building helpers used by the namespace modules ------------------------------------

@@ -55,20 +55,27 @@ def buffer_readable(b: Buffer) -> bool:
 
 
 def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
-                     ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any], list[UOp]]:
-    """The views the outputs will have, the kernels that fill them, their compiled programs, and, if
-    a library routine is among them, the nodes `realized` now knows the views of (it holds nodes
-    weakly; `run` forgets them again if the routine fails). A graph too large to schedule at once has its stages (`lazyarr.compiler.stages`)
-    computed first, unless `stages` is false. Run the kernels with `run` once the caller has let go
-    of the graphs it no longer needs, so that their buffers' storage can be reused."""
-    walked = structure_key([u for u, _ in outputs], [d for _, d in outputs])
+                     ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any], list[UOp], list[UOp]]:
+    """The views the outputs will have, the kernels that fill them, their compiled programs, if a
+    library routine is among them the nodes `realized` now knows the views of (it holds nodes
+    weakly; `run` forgets them again if the routine fails), and the values that live arrays hold
+    which the schedule stores too (`schedule.held_values`: their views are in `realized`, and the caller
+    gives the arrays their buffers). A graph too large to schedule at once has its stages
+    (`lazyarr.compiler.stages`) computed first, unless `stages` is false. Run the kernels with
+    `run` once the caller has let go of the graphs it no longer needs, so that their buffers'
+    storage can be reused."""
+    roots = [u for u, _ in outputs]
+    walked = structure_key(roots, [d for _, d in outputs])
+    stored: list[UOp] = []
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
-    if stages and settings.stage_nodes and needs_stages(walked[2], settings.stage_nodes) and not is_cached(walked[0]):
-        for anchor, device in stage_anchors([u for u, _ in outputs], outputs[0][1]):
+    if stages and settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and \
+            not is_cached(walked.key):
+        for anchor, device in stage_anchors(roots, outputs[0][1]):
             if anchor not in realized:
-                _, items, programs, marked = schedule_realize([(anchor, device)], stages=False)
+                _, items, programs, marked, kept = schedule_realize([(anchor, device)], stages=False)
                 run(items, programs, marked)
-        walked = None   # the graph now reads the stages' buffers
+                stored += kept
+        walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
     sched = create_schedule(outputs, walked)
     programs = executor.compile_all(sched.items)   # first: a kernel that fails to compile leaves nothing marked computed
     marked = []
@@ -80,7 +87,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     # only a library routine can fail on its data (a singular matrix); otherwise the nodes are not
     # held, so that the buffers of graphs let go of can be reused while the kernels run
     fallible = any(type(it) is CallItem for it in sched.items)
-    return sched.views, sched.items, programs, marked if fallible else []
+    return sched.views, sched.items, programs, marked if fallible else [], stored + sched.stored
 
 
 def run(items: list[ScheduleItem], programs: list[Any] | None = None, marked: list[UOp] = ()) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linear_algebra,
                      manipulation as mp, searching, sorting, statistics as st, views)
-from lazyarr.arrays import Array, check_writable, grad_mode, layout_strides, make_view, wrap
+from lazyarr.arrays import Array, check_writable, grad_mode, hold, layout_strides, make_view, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axes
@@ -180,6 +180,7 @@ class Tensor(Array):
     def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False):
         t = asarray(data, dtype=dtype, device=device)
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
+        hold(self)
         if requires_grad:
             self.requires_grad_()
 
@@ -345,6 +346,7 @@ class Tensor(Array):
     def __setstate__(self, state):
         t = asarray(np.array(state["data"]), device=state["device"])
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
+        hold(self)
 
     # ---- NumPy's methods -----------------------------------------------------------------------
     def _bitcast_view(self, dtype: Any = None) -> Tensor:

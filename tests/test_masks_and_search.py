@@ -106,8 +106,7 @@ def test_mask_reads_match_numpy(key, how):
 
 def test_a_masked_read_fuses_with_the_work_after_it():
     x = xp.asarray(np.arange(10.0))
-    y = x[x > 3]                    # the count is read back here; the rest is lazy
-    z = xp.exp(y) * 2 + 1
+    z = xp.exp(x[x > 3]) * 2 + 1    # the count is read back here; the rest is lazy
     assert len(z.schedule()) == 1
     np.testing.assert_allclose(np.asarray(z), np.exp(np.arange(4.0, 10.0)) * 2 + 1)
 

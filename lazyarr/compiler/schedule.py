@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.prepare import contiguous_view, prepare
@@ -179,11 +179,67 @@ def _kernel_nodes(point: UOp, points: set[UOp]) -> set[UOp]:
     return {u for s in point.src for u in s.toposort(stop) if not stop(u)}
 
 
+# A held value that its kernel computes in fewer operations than this (counting from buffers and
+# the other values stored) is not stored: reading it again recomputes it as cheaply as a load
+# (`xp.zeros(n)`, `arange(n) / n`, `x * 2 + 1`). A loop's state updated cheaply (`s = s + 1`) is
+# stored once its unstored history reaches this cost, so what an iteration recomputes stays bounded.
+CHEAP_OPS = 8
+
+
+def held_values(held: list[UOp], roots: list[UOp]) -> list[tuple[UOp, Device]]:
+    """The values, among the computed nodes that live arrays hold (`held`, in the walk's order), that
+    a realization stores besides its outputs, each with the device of the array holding it: a loop
+    that reads a scalar every iteration (`float(loss)`) but never realizes its state (`w`, `b`)
+    would otherwise compute the state's whole history again at every read. A held movement op (a
+    view, a broadcast) stores the value it moves instead. Not stored: the outputs, values of no
+    elements, and cheap values (`CHEAP_OPS`), which a dead intermediate's fusion keeps. Decided by
+    the graph's structure alone (the schedule cache's key marks the held nodes), so that equal keys
+    store equal values."""
+    if not held:
+        return []
+    skip, out, stored = set(roots), [], set()
+    for n in held:
+        array = n._holder()
+        if array is None or n in skip:   # (gone since the walk; an output)
+            continue
+        while n.op in GroupOp.Movement:
+            n = n.src[0]
+        if n in skip or n._view is not None or n.op in GroupOp.Leaf or n.op is Ops.CALL or not n.dtype.itemsize:
+            continue
+        skip.add(n)
+        if n.size and not _cheap(n, stored):
+            out.append((n, array.device))
+            stored.add(n)
+    return out
+
+
+def _cheap(n: UOp, stored: set[UOp]) -> bool:
+    """Whether n's kernel computes it in fewer than CHEAP_OPS operations (each its `op_cost`) and no
+    reduction, from buffers, realized values and the values in `stored`."""
+    stack, seen, ops = [n], set(), 0
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u is not n and (u._view is not None or u in stored):
+            continue
+        if u.op in (Ops.REDUCE_AXIS, Ops.CALL_RESULT):
+            return False
+        if u.op not in GroupOp.Movement and u.op not in GroupOp.Leaf:
+            ops += op_cost(u.op)
+            if ops >= CHEAP_OPS:
+                return False
+        stack.extend(u.src)
+    return True
+
+
 @dataclass
 class Schedule:
     items: list[ScheduleItem]
-    views: dict[UOp, UOp]       # each output (as given) → the view of its buffer
+    views: dict[UOp, UOp]       # each output (as given, and each held value stored) → the view of its buffer
     buffers: dict[UOp, UOp]     # every realize point → its view, recorded once the kernels ran
+    stored: list[UOp] = ()      # the held values stored besides the outputs (`held_values`)
 
 
 # A schedule cache entry: the kernels of a graph structure with its input buffers as parameters.
@@ -203,24 +259,44 @@ class CachedSchedule:
 _schedule_cache: dict[tuple, CachedSchedule] = {}
 
 
-def structure_key(roots: list[UOp], devices: list[Device]) -> tuple[tuple, list[Buffer], list[UOp], dict[UOp, UOp]]:
+def structure_key(roots: list[UOp], devices: list[Device]) -> Walked:
     """One walk over the graph to realize: a key equal for graphs that differ only in which buffers
     they read (an already realized node counts as the view of its buffer), those buffers in order of
-    first appearance, the nodes in the order the key lists them, and the realized nodes met."""
+    first appearance, the nodes in the order the key lists them, the realized nodes met, and the
+    computed nodes that live arrays hold (`is_held`; the key marks them)."""
     sink, names = UOp(Ops.SINK, dtypes.void, tuple(roots)), {d.name for d in devices}
     if _native is not None:   # the same walk in C (lazyarr.compiler.native)
-        parts, inputs, order, resolved = _native.walk(sink, lambda n, view: realized_for(n, view, names))
-        return _finish_key(parts, devices), inputs, order, resolved
+        parts, inputs, order, resolved, held = _native.walk(sink, lambda n, view: realized_for(n, view, names))
+        return Walked(_finish_key(parts, devices), inputs, order, resolved, held)
     try:
-        parts, inputs, order, resolved = _walk(sink, names)
+        parts, inputs, order, resolved, held = _walk(sink, names)
     except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + len(sink.toposort()) + 100)
         try:
-            parts, inputs, order, resolved = _walk(sink, names)
+            parts, inputs, order, resolved, held = _walk(sink, names)
         finally:
             sys.setrecursionlimit(limit)
-    return _finish_key(parts, devices), inputs, order, resolved
+    return Walked(_finish_key(parts, devices), inputs, order, resolved, held)
+
+
+class Walked(NamedTuple):
+    """structure_key's answer."""
+    key: tuple
+    inputs: list[Buffer]
+    order: list[UOp]
+    resolved: dict[UOp, UOp]
+    held: list[UOp]
+
+
+def is_held(n: UOp) -> bool:
+    """Whether a live array's value is node n: its holder (`UOp._holder`, a weak reference) is alive
+    and still holds n (an array given a new value keeps the reference of its old node)."""
+    ref = n._holder
+    if ref is None:
+        return False
+    array = ref()
+    return array is not None and array._uop is n
 
 
 def _finish_key(parts: list[tuple], devices: list[Device]) -> tuple:
@@ -229,7 +305,7 @@ def _finish_key(parts: list[tuple], devices: list[Device]) -> tuple:
     return (tuple(parts), tuple(d.name for d in devices), scheduling)
 
 
-def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[UOp], dict[UOp, UOp]]:
+def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[UOp], dict[UOp, UOp], list[UOp]]:
     """structure_key's walk: depth-first, sources before users, each node's part (op, dtype, arg, its
     sources' positions) once. Every step of a training loop walks its whole graph here, so it is a
     recursive closure (a Python call is cheaper than an explicit stack's pushes) and a part names
@@ -239,6 +315,7 @@ def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[U
     parts: list[tuple] = []
     order: list[UOp] = []
     resolved: dict[UOp, UOp] = {}
+    held: list[UOp] = []
     BUFFER, RESHAPE, get = Ops.BUFFER, Ops.RESHAPE, index.get
 
     def emit(n: UOp) -> int:
@@ -276,14 +353,18 @@ def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[U
         if type(arg) is float or type(arg) is complex:
             arg = _arg_key(arg)
         i = index[n] = len(parts)
-        parts.append((n.op, id(n.dtype), arg, at))
+        if n._holder is not None and is_held(n):
+            parts.append((n.op, id(n.dtype), arg, at, True))
+            held.append(n)
+        else:
+            parts.append((n.op, id(n.dtype), arg, at))
         order.append(n)
         return i
     try:
         visit(sink)
     finally:   # visit refers to itself through its closure: a cycle that would hold the graph until a collection
         del visit
-    return parts, inputs, order, resolved
+    return parts, inputs, order, resolved, held
 
 
 def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
@@ -329,16 +410,23 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
     return CachedSchedule(tuple(new), kernels, outs, points)
 
 
-def create_schedule(outputs: list[tuple[UOp, Device]], walked: tuple | None = None) -> Schedule:
+def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = None) -> Schedule:
     """The kernels that compute `outputs` (nodes with their devices), in dependency order. A graph
     of the same structure as an earlier one, on other buffers, reuses its kernels (the schedule
     cache) and skips fusion and rangeify. `walked`: structure_key's answer for `outputs`, if the
-    caller has it."""
+    caller has it. The values that live arrays hold are stored too (`held_values`): they are
+    outputs after the given ones, and the schedule lists them (`stored`)."""
     roots = [u for u, _ in outputs]
-    key, inputs, order, resolved = walked or structure_key(roots, [d for _, d in outputs])
+    key, inputs, order, resolved, held = walked or structure_key(roots, [d for _, d in outputs])
+    kept = held_values(held, roots)
+    if kept:   # nodes of the walked graph: its walk (and key, which marks them) stands for theirs
+        outputs = outputs + kept
+        roots = roots + [u for u, _ in kept]
     entry = _schedule_cache.get(key)
     if entry is not None:
-        return _instantiate(entry, inputs, order, outputs)
+        sched = _instantiate(entry, inputs, order, outputs)
+        sched.stored = [u for u, _ in kept]
+        return sched
     if resolved:   # read realized nodes from their buffers; remember which new node was which
         done: dict[UOp, UOp] = {}
         roots = [_replace_points(r, resolved, done) for r in roots]
@@ -347,6 +435,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: tuple | None = No
         original = {}
     sched = _build_schedule(roots, outputs)
     sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
+    sched.stored = [u for u, _ in kept]
     _schedule_cache[key] = _record(sched, inputs, order, outputs)
     return sched
 

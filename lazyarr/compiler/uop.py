@@ -216,7 +216,8 @@ def _forget(ref: _Ref, remove: Callable = _remove_dead_weakref, table: dict = _i
 class _PyNode:
     """The node table in Python: the reference for, and the fallback of, uop_native.c's Node (see
     lazyarr.compiler.native), which is the same table without a weak reference per node."""
-    __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "_view", "_grad", "__weakref__")
+    __slots__ = ("op", "dtype", "src", "arg", "_shape", "_ranges", "_bounds", "_view", "_grad", "_holder",
+                 "__weakref__")
 
     def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
         # dtypes are interned (never freed): keyed by identity, as hashing one is a Python call
@@ -228,7 +229,7 @@ class _PyNode:
                 return found
         self = object.__new__(cls)
         self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
-        self._shape = self._ranges = self._bounds = self._view = self._grad = None
+        self._shape = self._ranges = self._bounds = self._view = self._grad = self._holder = None
         ref = _Ref(self, _forget)
         ref.key = key
         _interned[key] = ref
@@ -250,10 +251,12 @@ if _native is not None:
 
 class UOp(_PyNode if _native is None else _native.Node):
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical.
-    Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad; its
-    tensor-level `shape` is the base's."""
+    Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad, _holder;
+    its tensor-level `shape` is the base's."""
     # _view: the view of the buffer holding the node's value once computed (`lazyarr.realize.realized`);
-    # _grad: whether it depends on a tensor that requires gradients (`array.graph_requires_grad`)
+    # _grad: whether it depends on a tensor that requires gradients (`array.graph_requires_grad`);
+    # _holder: a weak reference to an array whose value the node is (`arrays.hold`), so that a
+    # realization stores the values that live arrays still hold (`lazyarr.realize.held_values`)
     __slots__ = ()
     op: Ops
     dtype: DType

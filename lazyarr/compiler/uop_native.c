@@ -9,7 +9,7 @@
  * before anything else happens to it (its weak references' callbacks run after), and a lookup
  * passes over a node whose freeing is deferred.
  *
- * walk(sink, realized_for): the parts, input buffers, order and resolved nodes of
+ * walk(sink, realized_for): the parts, input buffers, order, resolved and held nodes of
  * schedule.structure_key, in the same order as schedule._walk, with an explicit stack;
  * toposort(root, stop): UOp.toposort. */
 #define PY_SSIZE_T_CLEAN
@@ -20,6 +20,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *op, *dtype, *src, *arg;
     PyObject *shape, *ranges, *bounds, *view, *grad;   /* caches, read as None until set */
+    PyObject *holder;                                  /* a weak reference to an array holding the node */
     PyObject *key;                                     /* the table's key while the node is in it */
     Py_hash_t hash;                                    /* the key's hash */
     PyObject *weakrefs;
@@ -32,7 +33,7 @@ static PyObject *table;              /* key -> the node's address */
 static PyObject *arg_key;            /* uop._arg_key: float and complex args are keyed by their bits */
 static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
 static PyObject *shape_of;           /* lazyarr.compiler.uop.shape_of, for a shape not yet known */
-static PyObject *str_size, *str_device, *str_name, *str_B;
+static PyObject *str_size, *str_device, *str_name, *str_B, *str_uop;
 
 /* The table key of (op, dtype, src, arg); src must be a tuple. */
 static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
@@ -178,6 +179,7 @@ static int node_traverse(Node *self, visitproc visit, void *arg) {
     Py_VISIT(self->bounds);
     Py_VISIT(self->view);
     Py_VISIT(self->grad);
+    Py_VISIT(self->holder);
     Py_VISIT(self->key);
     return 0;
 }
@@ -192,6 +194,7 @@ static void clear_fields(Node *self) {
     Py_CLEAR(self->bounds);
     Py_CLEAR(self->view);
     Py_CLEAR(self->grad);
+    Py_CLEAR(self->holder);
 }
 
 static int node_clear(Node *self) {   /* the cycle collector: out of the table first */
@@ -223,6 +226,7 @@ static PyMemberDef node_members[] = {
     {"_bounds", T_OBJECT, offsetof(Node, bounds), 0, NULL},
     {"_view", T_OBJECT, offsetof(Node, view), 0, NULL},
     {"_grad", T_OBJECT, offsetof(Node, grad), 0, NULL},
+    {"_holder", T_OBJECT, offsetof(Node, holder), 0, NULL},
     {NULL},
 };
 
@@ -267,7 +271,7 @@ static PyTypeObject NodeType = {
 
 typedef struct {
     unsigned long id;     /* this walk's mark: a node with it has a position in parts */
-    PyObject *parts, *inputs, *order, *resolved;
+    PyObject *parts, *inputs, *order, *resolved, *held;
     PyObject *realized_for;
 } Walk;
 
@@ -276,8 +280,27 @@ static int walking;           /* a walk is running (its marks would be overwritt
 
 static inline int visited(Walk *w, Node *n) { return n->walk == w->id; }
 
+/* Whether a live array holds n: its holder (a weak reference) is alive and its _uop is n. */
+static int is_held(Node *n) {
+    if (n->holder == NULL || n->holder == Py_None) return 0;
+    if (!PyWeakref_Check(n->holder)) {
+        PyErr_SetString(PyExc_TypeError, "walk: a node's _holder is not a weak reference");
+        return -1;
+    }
+    PyObject *array = PyWeakref_GetObject(n->holder);   /* borrowed; None once the array is gone */
+    if (array == NULL) return -1;
+    if (array == Py_None) return 0;
+    Py_INCREF(array);
+    PyObject *u = PyObject_GetAttr(array, str_uop);
+    Py_DECREF(array);
+    if (u == NULL) return -1;
+    int held = u == (PyObject *)n;
+    Py_DECREF(u);
+    return held;
+}
+
 /* Append n's part: a buffer's (dtype, size, device, which input), any other node's (op, dtype,
- * arg's key, its sources' positions). */
+ * arg's key, its sources' positions, and True when a live array holds it, which lists it in held). */
 static int emit(Walk *w, Node *n) {
     PyObject *part;
     if (n->op == op_buffer) {
@@ -307,9 +330,19 @@ static int emit(Walk *w, Node *n) {
             }
             PyTuple_SET_ITEM(at, i, pos);
         }
-        part = PyTuple_Pack(4, n->op, PyTuple_GET_ITEM(n->key, 1), PyTuple_GET_ITEM(n->key, 3), at);
+        int held = is_held(n);
+        if (held < 0) {
+            Py_DECREF(at);
+            return -1;
+        }
+        part = held ? PyTuple_Pack(5, n->op, PyTuple_GET_ITEM(n->key, 1), PyTuple_GET_ITEM(n->key, 3), at, Py_True)
+                    : PyTuple_Pack(4, n->op, PyTuple_GET_ITEM(n->key, 1), PyTuple_GET_ITEM(n->key, 3), at);
         Py_DECREF(at);
         if (part == NULL) return -1;
+        if (held && PyList_Append(w->held, (PyObject *)n) < 0) {
+            Py_DECREF(part);
+            return -1;
+        }
     }
     n->walk = w->id;
     n->position = PyList_GET_SIZE(w->parts);
@@ -420,12 +453,13 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "walk: called during another walk");
         return NULL;
     }
-    Walk w = {++walks, PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), realized_for};
+    Walk w = {++walks, PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), PyList_New(0), realized_for};
     PyObject *result = NULL;
     walking = 1;
-    if (w.parts && w.inputs && w.order && w.resolved && walk_from(&w, (Node *)sink, 1) == 0)
-        result = PyTuple_Pack(4, w.parts, w.inputs, w.order, w.resolved);
+    if (w.parts && w.inputs && w.order && w.resolved && w.held && walk_from(&w, (Node *)sink, 1) == 0)
+        result = PyTuple_Pack(5, w.parts, w.inputs, w.order, w.resolved, w.held);
     walking = 0;
+    Py_XDECREF(w.held);
     Py_XDECREF(w.parts);
     Py_XDECREF(w.inputs);
     Py_XDECREF(w.order);
@@ -526,7 +560,7 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS, "setup(arg_key, Ops.BUFFER, shape_of): what keys, walks and shapes need from Python."},
-    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved)."},
+    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved, held)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {NULL},
@@ -541,7 +575,9 @@ PyMODINIT_FUNC PyInit_uop_native(void) {
     str_device = PyUnicode_InternFromString("device");
     str_name = PyUnicode_InternFromString("name");
     str_B = PyUnicode_InternFromString("B");
-    if (table == NULL || str_size == NULL || str_device == NULL || str_name == NULL || str_B == NULL) return NULL;
+    str_uop = PyUnicode_InternFromString("_uop");
+    if (table == NULL || str_size == NULL || str_device == NULL || str_name == NULL || str_B == NULL ||
+        str_uop == NULL) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
     Py_INCREF(&NodeType);
