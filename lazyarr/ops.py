@@ -558,6 +558,7 @@ OP_DEFS.update({
     Ops.REDUCE_AXIS: ReduceAxis(),
     Ops.GATHER: Gather(),
     Ops.PARAM: Leaf(Ops.PARAM, lambda u: u.arg[1]),
+    Ops.DEFINE_VAR: Leaf(Ops.DEFINE_VAR, lambda u: ()),   # a schedule's scalar (uop.scalar_var)
     Ops.CALL_RESULT: CallResult(),
     # complex parts (tensor level, lowered by lazyarr.compiler.complex): GEP(z, (i,)) is part i of
     # z (0 real, 1 imaginary), VECTORIZE(re, im) the complex number of those parts

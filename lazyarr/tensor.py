@@ -180,6 +180,7 @@ class Tensor(Array):
     def __init__(self, data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False):
         t = asarray(data, dtype=dtype, device=device)
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
+        self._viewof = self._views = None
         hold(self)
         if requires_grad:
             self.requires_grad_()
@@ -346,6 +347,7 @@ class Tensor(Array):
     def __setstate__(self, state):
         t = asarray(np.array(state["data"]), device=state["device"])
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
+        self._viewof = self._views = None
         hold(self)
 
     # ---- NumPy's methods -----------------------------------------------------------------------

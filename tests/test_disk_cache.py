@@ -233,9 +233,12 @@ def listing():
     return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs}
 x = xp.asarray(np.linspace(0, 1, 300).astype(np.float32))
 written, before = [], listing()
-for i in range(n):
-    got = (x * (1.0 + i / 64) + 17).numpy()
-    assert np.allclose(got, np.linspace(0, 1, 300) * (1.0 + i / 64) + 17), i
+for i in range(n):   # six steps, each adding or subtracting as i's bits say: kernels of one size, each of its own
+    y, want = x, np.linspace(0, 1, 300)   # structure (a constant's value is an argument, not the code's)
+    for bit in range(6):
+        y, want = (y * 0.5 + 17, want * 0.5 + 17) if i >> bit & 1 else (y * 0.5 - 17, want * 0.5 - 17)
+    got = y.numpy()
+    assert np.allclose(got, want), i
     now = listing()
     written.append(sorted(now - before))
     before = now

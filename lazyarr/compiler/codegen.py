@@ -47,7 +47,7 @@ def kernel_name(sink: UOp) -> str:
     """E_<output loop sizes> for elementwise kernels, r_<...>_<reduce loop sizes> with reductions
     (a size argument by its name); a kernel written in the IR by the name its SINK gives."""
     if is_written_by_hand(sink):
-        return sink.arg[2]
+        return sink.arg[3]
     def length(r: UOp) -> str:
         return str(r.src[0].arg) if r.src[0].op is Ops.CONST else r.src[0].arg[0]
     out_loops: list[str] = []
@@ -74,7 +74,7 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
     """Run the codegen stages on a rangeified kernel and render it. `opts`: the kernel
     optimisation actions (None: the heuristic's; [] for none)."""
     name = name or kernel_name(sink)
-    arguments = sink.arg   # (buffers, sizes) the launch passes (rangeify's count), which stages may not keep
+    arguments = sink.arg   # (buffers, sizes, scalars) the launch passes (rangeify's count), which stages may not keep
     target = Target.of(renderer, transcendentals)
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")

@@ -88,14 +88,14 @@ def sink(root: UOp, buffers: int, name: str, independent: tuple[UOp, ...] = ()) 
     `independent`: loops whose iterations touch parts of global memory of their own, though
     positions computed from data address them (a batch of matrices each factored in its own
     part: `renderer.ordered_loops` would otherwise run such a loop in order)."""
-    return UOp(Ops.SINK, dtypes.void, (root,), (buffers, 0, name, tuple(r.arg for r in independent)))
+    return UOp(Ops.SINK, dtypes.void, (root,), (buffers, 0, 0, name, tuple(r.arg for r in independent)))
 
 
 def ir_call(kernel: UOp, device: Any, inputs: list[UOp], outputs: list[tuple[tuple[int, ...], DType]]
             ) -> tuple[UOp, ...]:
     """The results (tensor-level nodes of the given shapes and dtypes) of running `kernel` on the
     tensor-level nodes `inputs` on `device` (None: the device the graph is realized on)."""
-    spec = CallSpec(kernel.arg[2], None, None, tuple((u.shape, u.dtype) for u in inputs), tuple(outputs), (), (),
+    spec = CallSpec(kernel.arg[3], None, None, tuple((u.shape, u.dtype) for u in inputs), tuple(outputs), (), (),
                     device=device, kernel=kernel)
     return call_results(spec, inputs)
 

@@ -77,6 +77,10 @@ class RangeifyContext:
     # reached along many paths (diff(x, n=12) reads x at 13 offsets along 4096 paths) stay one
     size_vars: dict[tuple[int, int], UOp] = field(default_factory=dict)
     trips: dict[UOp, int] = field(default_factory=dict)       # range → how many times its loop runs
+    # the schedule's scalars (tensor-level DEFINE_VARs) the kernel reads, in argument order, and
+    # each one's argument (DEFINE_VAR "s0", "s1", ...)
+    scalars: list[UOp] = field(default_factory=list)
+    scalar_args: dict[UOp, UOp] = field(default_factory=dict)
 
     def size(self, n: int, least: int = 2) -> Size:
         """n in index arithmetic: in a shape-generic kernel an argument of its own (when n lies in
@@ -106,6 +110,16 @@ class RangeifyContext:
         """The ranges the value INDEX `ix` asks for depends on, and the loops it runs inside."""
         deps = frozenset().union(*(i.ranges for i in ix.src[1:]))
         return deps, deps.union(*(self.enclosing.get(d, frozenset()) for d in deps))
+
+    def scalar_for(self, var: UOp) -> UOp:
+        """The kernel's argument holding the schedule's scalar `var` (numbered in the kernel's own
+        order, so that the kernel does not depend on the rest of the schedule)."""
+        arg = self.scalar_args.get(var)
+        if arg is None:
+            lo, hi = (-math.inf, math.inf) if var.dtype.is_float else (dtypes.min_value(var.dtype), dtypes.max_value(var.dtype))
+            arg = self.scalar_args[var] = UOp(Ops.DEFINE_VAR, var.dtype, (), (f"s{len(self.scalars)}", lo, hi))
+            self.scalars.append(var)
+        return arg
 
     def global_for(self, buf: Any) -> UOp:
         if id(buf) not in self.globals:
@@ -279,6 +293,7 @@ pm_rangeify = PatternMatcher([
      lambda ix, d: index(d.src[0], ix.src[1:-1], ix.src[-1])),
     (P(Ops.INDEX, src=(P(Ops.GATHER, name="gather"),), allow_any_len=True, name="ix"), push_gather),
     (P(Ops.INDEX, src=(P(Ops.CONST, name="c"),), allow_any_len=True), lambda c: c),
+    (P(Ops.INDEX, src=(P(Ops.DEFINE_VAR, name="v"),), allow_any_len=True), lambda ctx, v: ctx.scalar_for(v) if v.arg[0] == "scalar" else None),
     (P(Ops.INDEX, src=(P(Ops.IOTA),), allow_any_len=True, name="ix"), lambda ix: ix.src[1]),
     (P(Ops.INDEX, src=(P(Ops.BUFFER, name="buf"),), allow_any_len=True, name="ix"), load_buffer),
 ])
@@ -291,9 +306,11 @@ def rangeify(out: Any, value: UOp) -> tuple[UOp, list[Any]]:
 
 
 def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0, generic_limit: int = 0,
-                    more: Sequence[tuple[Any, UOp]] = ()) -> tuple[UOp, list[Any], list[UOp], tuple[int, ...]]:
-    """`rangeify`, the reductions and values the kernel would compute redundantly, and the values of
-    its size arguments (sizes from 2 to `generic_limit` become arguments: a shape-generic kernel).
+                    more: Sequence[tuple[Any, UOp]] = ()
+                    ) -> tuple[UOp, list[Any], list[UOp], tuple[int, ...], tuple[int, ...]]:
+    """`rangeify`, the reductions and values the kernel would compute redundantly, the values of
+    its size arguments (sizes from 2 to `generic_limit` become arguments: a shape-generic kernel),
+    and which of the schedule's scalars its scalar arguments are (`uop.scalar_var`'s k, in order).
     `more`: further (buffer, value) outputs of value's shape, stored in the same loops (a kernel of
     several outputs; its outputs are its first arguments)."""
     ctx = RangeifyContext(generic_limit=generic_limit)
@@ -309,16 +326,18 @@ def rangeify_kernel(out: Any, value: UOp, parallel_loops: int = 0, generic_limit
     sink = graph_rewrite(UOp(Ops.SINK, dtypes.void, (root,)), pm_rangeify, ctx, bottom_up=False)
     # values inside a redundant reduction are judged again once it has a buffer of its own
     redundant = redundant_reductions(sink, loops, ctx.reduce_origin, ctx.trip_count, parallel_loops)
-    # the SINK counts the kernel's buffers and sizes: a launch passes them all, though codegen may drop a load
+    # the SINK counts the kernel's buffers, sizes and scalars: a launch passes them all, though codegen
+    # may drop a load
     redundant = redundant or repeated_reductions(ctx.reduce_runs) or recomputed_values(ctx.recomputed)
-    return sink.replace(arg=(len(ctx.buffers), len(ctx.sizes))), ctx.buffers, redundant, tuple(ctx.sizes)
+    return (sink.replace(arg=(len(ctx.buffers), len(ctx.sizes), len(ctx.scalars))), ctx.buffers, redundant,
+            tuple(ctx.sizes), tuple(v.arg[1] for v in ctx.scalars))
 
 
 def bind_sizes(sink: UOp, sizes: Sequence[int]) -> UOp:
     """A shape-generic kernel with its size arguments replaced by `sizes`: the kernel for those
     sizes alone, which takes no size arguments."""
     bound = substitute(sink, {u: idx_const(sizes[size_var_index(u)]) for u in sink.toposort() if is_size_var(u)})
-    return bound.replace(arg=(sink.arg[0], 0)) if bound.op is Ops.SINK and sink.arg else bound
+    return bound.replace(arg=(sink.arg[0], 0, *sink.arg[2:3])) if bound.op is Ops.SINK and sink.arg else bound
 
 
 def redundant_reductions(sink: UOp, out_loops: list[UOp], origin: dict[UOp, UOp],

@@ -19,7 +19,7 @@ from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
 from lazyarr.compiler.renderer import Renderer, ordered_loops
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_size_var, size_var_index
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_scalar_var, is_size_var, scalar_var_index, size_var_index
 from lazyarr.dtypes import DType
 
 MAX_NESTING = 32              # inlined expressions one expression may nest
@@ -440,10 +440,11 @@ class CRenderer(Renderer):
         return acc.dtype.is_float and acc.dtype.count == 1 and all(v.src[1].op is Ops.ADD and acc in v.src[1].src for v in updates)
 
     # ---- the kernel -------------------------------------------------------------------------
-    def render(self, name: str, program: list[UOp], arguments: tuple[int, int] | None = None) -> str:
-        """The kernel's source. `arguments`: how many buffers and sizes the launch passes (the
-        rangeified kernel's SINK says), which can be more than the program reads once simplification
-        has dropped a load. In C the sizes, then the thread count, follow the buffers' addresses."""
+    def render(self, name: str, program: list[UOp], arguments: tuple[int, ...] | None = None) -> str:
+        """The kernel's source. `arguments`: how many buffers, sizes and scalars the launch passes
+        (the rangeified kernel's SINK says), which can be more than the program reads once
+        simplification has dropped a load. In C the sizes, the scalars, then the thread count follow
+        the buffers' addresses, one word each."""
         self.helpers = {}
         users: dict[UOp, list[UOp]] = {u: [] for u in program}
         for u in program:
@@ -494,6 +495,10 @@ class CRenderer(Renderer):
             elif op is Ops.DEFINE_VAR and is_size_var(u):
                 names[u] = u.arg[0]
                 if line := self.size_param(u, buffers):
+                    params.append(line)
+            elif op is Ops.DEFINE_VAR and is_scalar_var(u):
+                names[u] = u.arg[0]
+                if line := self.scalar_param(u, buffers + (arguments[1] if arguments else 0)):
                     params.append(line)
             elif op in (Ops.DEFINE_VAR, Ops.DEFINE_LOCAL, Ops.BARRIER):
                 names[u], line = self.work_group(u)
@@ -557,7 +562,7 @@ class CRenderer(Renderer):
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")
                     emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
         if any("lz_threads" in p for p in pragmas.values()):   # the thread count follows the buffers
-            params.append(f"  const int lz_threads = (int)args[{buffers + (arguments[1] if arguments else 0)}];")
+            params.append(f"  const int lz_threads = (int)args[{buffers + (sum(arguments[1:3]) if arguments else 0)}];")
         head = [*self.prelude(program), *self.helpers.values()]
         return "\n".join(head + self.signature(name, params) + lines + ["}"]) + "\n"
 
@@ -580,6 +585,17 @@ class CRenderer(Renderer):
     def size_param(self, var: UOp, buffers: int) -> str:
         """The line that reads size argument `var` (the words after the buffers' addresses), if any."""
         return f"  const int64_t {var.arg[0]} = (int64_t)args[{buffers + size_var_index(var)}];"
+
+    def scalar_param(self, var: UOp, first: int) -> str:
+        """The line that reads scalar argument `var`: the words after the sizes (`first` is the
+        first), a float as its float64 bits, an integer as its int64 value."""
+        word = f"args[{first + scalar_var_index(var)}]"
+        t = c_type(var.dtype)
+        if var.dtype.is_float:
+            f64 = self.helper("lz_word_f64", "static inline double lz_word_f64(uintptr_t w) "
+                                             "{ union { uintptr_t w; double d; } u; u.w = w; return u.d; }")
+            return f"  const {t} {var.arg[0]} = ({t}){f64}({word});"
+        return f"  const {t} {var.arg[0]} = ({t})(int64_t){word};"
 
     def signature(self, name: str, params: list[str]) -> list[str]:
         return [f"void {name}(const uintptr_t* restrict args) {{", *params]

@@ -35,7 +35,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.kernel_axes import OptTarget
 from lazyarr.compiler.render_c import INFIX, MATH_FUNCTIONS, UNSIGNED_OF, CRenderer, c_type
 from lazyarr.compiler.renderer import ordered_loops
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, is_scalar_var, scalar_var_index
 
 TYPEDEFS = ("typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
             "typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef ulong uint64_t;")
@@ -88,6 +88,7 @@ class OpenCLRenderer(CRenderer):
         self._grouped = False
         self._group = 1
         self._sizes = 0
+        self._scalars: list[str] = []   # the scalar parameters' declarations, in order
         self._index_only: frozenset = frozenset()
 
     def loop_pragmas(self, program: list[UOp]) -> dict[UOp, str]:
@@ -96,8 +97,12 @@ class OpenCLRenderer(CRenderer):
     def opt_target(self):
         return OptTarget(group_reduce=self.group_size) if self.group_size else None
 
-    def render(self, name: str, program: list[UOp], arguments: tuple[int, int] | None = None) -> str:
+    def render(self, name: str, program: list[UOp], arguments: tuple[int, ...] | None = None) -> str:
         self._sizes = arguments[1] if arguments else 0
+        # every scalar the launch passes is a parameter (a folded-away one of type long): after the sizes
+        declared = {scalar_var_index(u): u for u in program if u.op is Ops.DEFINE_VAR and is_scalar_var(u)}
+        self._scalars = [f"const {c_type(declared[k].dtype) if k in declared else 'long'} s{k}"
+                         for k in range(arguments[2] if arguments and len(arguments) > 2 else 0)]
         self._index_only = index_only(program)
         lid = next((u for u in program if u.op is Ops.DEFINE_VAR and u.arg[0] == "lidx0"), None)
         self._strided = frozenset(u for u in program if u.op is Ops.RANGE and lid is not None and lid in u.src)
@@ -203,14 +208,17 @@ class OpenCLRenderer(CRenderer):
     def size_param(self, var: UOp, buffers: int) -> str:
         return ""   # every size is a kernel parameter (see signature)
 
+    def scalar_param(self, var: UOp, first: int) -> str:
+        return ""   # every scalar is a kernel parameter (see signature)
+
     def signature(self, name: str, params: list[str]) -> list[str]:
         ordered = sorted(params, key=lambda p: int(p.rsplit("data", 1)[1]))   # the launch passes buffers in order
         sizes = [f"const long n{k}" for k in range(self._sizes)]              # then every size, in order
-        if 8 * (len(ordered) + len(sizes)) <= self.param_bytes:
-            return [f"__kernel void {name}({', '.join(ordered + sizes)}) {{"]
-        # more than the device takes: the sizes travel in one buffer (the launch makes it)
-        return [f"__kernel void {name}({', '.join(ordered + ['__global const long* restrict lz_sizes'])}) {{",
-                *(f"  {p} = lz_sizes[{k}];" for k, p in enumerate(sizes))]
+        if 8 * (len(ordered) + len(sizes) + len(self._scalars)) <= self.param_bytes:
+            return [f"__kernel void {name}({', '.join(ordered + sizes + self._scalars)}) {{"]
+        # more than the device takes: the sizes travel in one buffer (the launch makes it), the scalars after it
+        params = ordered + ['__global const long* restrict lz_sizes'] + self._scalars
+        return [f"__kernel void {name}({', '.join(params)}) {{", *(f"  {p} = lz_sizes[{k}];" for k, p in enumerate(sizes))]
 
     def open_range(self, r: UOp, size: str) -> str:
         v = f"r{r.arg}"

@@ -39,8 +39,8 @@ def ordered_loops(program: list[UOp]) -> frozenset[UOp]:
     for u in program:
         if u.op in (Ops.LOAD, Ops.STORE) and (mem := _memory(u.src[0])) is not None:
             (reads if u.op is Ops.LOAD else writes).setdefault(mem, set()).update(u.ranges)
-        elif u.op is Ops.SINK and u.arg is not None and len(u.arg) > 3:
-            independent = u.arg[3]   # loops a hand-written kernel declares independent (ir_kernels.sink)
+        elif u.op is Ops.SINK and u.arg is not None and len(u.arg) > 4:
+            independent = u.arg[4]   # loops a hand-written kernel declares independent (ir_kernels.sink)
     ordered = frozenset().union(*((reads[m] & writes[m]) - m.ranges for m in reads if m in writes))
     return frozenset(r for r in ordered if r.arg not in independent)
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, op_cost
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, liftable, op_cost, scalar_var
 from lazyarr.graph import call_result
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -104,7 +104,7 @@ def recomputed_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
     for u in order:
         reduces[u] = not is_buffer_view(u) and (u.op is Ops.REDUCE_AXIS or any(
             reduces.get(s, False) and s not in points for s in u.src))
-        if u.op in (Ops.IOTA, Ops.CONST):
+        if u.op in (Ops.IOTA, Ops.CONST, Ops.DEFINE_VAR):   # (DEFINE_VAR: a scalar argument)
             positional[u] = 1
         elif u.src and u.op is not Ops.REDUCE_AXIS and all(positional.get(s, 0) for s in u.src):
             size = 1 + sum(positional[s] for s in u.src)
@@ -247,11 +247,12 @@ class Schedule:
 # new buffer, of size, dtype and device `new[j]`; real: the complex buffer's real view. `points`
 # places each new buffer in the graph (the position of its node in the structure's order), so that
 # `realized` learns them as on a miss. A kernel is (item class, graph, buffer references, device, and
-# for a ScheduleItem, the size arguments' values, the number of outputs and the in-place pairs).
+# for a ScheduleItem, the size arguments' values, the number of outputs, the in-place pairs and
+# which of the schedule's scalars its scalar arguments are, as keyword arguments of the item).
 @dataclass(frozen=True)
 class CachedSchedule:
     new: tuple[tuple[int, DType, Device], ...]
-    kernels: tuple[tuple[type, Any, tuple[tuple[int, int, bool], ...], Device, tuple], ...]
+    kernels: tuple[tuple[type, Any, tuple[tuple[int, int, bool], ...], Device, dict], ...]
     outputs: tuple[tuple[tuple[int, int, bool], tuple[int, ...]], ...]
     points: tuple[tuple[int, int], ...]    # (position in the structure's order, new buffer)
 
@@ -261,32 +262,33 @@ _schedule_cache: dict[tuple, CachedSchedule] = {}
 
 def structure_key(roots: list[UOp], devices: list[Device]) -> Walked:
     """One walk over the graph to realize: a key equal for graphs that differ only in which buffers
-    they read (an already realized node counts as the view of its buffer), those buffers in order of
-    first appearance, the nodes in the order the key lists them, the realized nodes met, and the
-    computed nodes that live arrays hold (`is_held`; the key marks them)."""
+    they read (an already realized node counts as the view of its buffer) and in the values of
+    their liftable constants (`uop.liftable`: Python scalars, which reach the kernels as arguments),
+    those buffers in order of first appearance, the nodes in the order the key lists them, the
+    realized nodes met, the computed nodes that live arrays hold (`is_held`; the key marks them),
+    and the liftable constants in order of first appearance (the schedule's scalars)."""
     sink, names = UOp(Ops.SINK, dtypes.void, tuple(roots)), {d.name for d in devices}
     if _native is not None:   # the same walk in C (lazyarr.compiler.native)
-        parts, inputs, order, resolved, held = _native.walk(sink, lambda n, view: realized_for(n, view, names))
-        return Walked(_finish_key(parts, devices), inputs, order, resolved, held)
+        return Walked(*_native.walk(sink, lambda n, view: realized_for(n, view, names)), devices)
     try:
-        parts, inputs, order, resolved, held = _walk(sink, names)
+        return Walked(*_walk(sink, names), devices)
     except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + len(sink.toposort()) + 100)
         try:
-            parts, inputs, order, resolved, held = _walk(sink, names)
+            return Walked(*_walk(sink, names), devices)
         finally:
             sys.setrecursionlimit(limit)
-    return Walked(_finish_key(parts, devices), inputs, order, resolved, held)
 
 
-class Walked(NamedTuple):
+class Walked:
     """structure_key's answer."""
-    key: tuple
-    inputs: list[Buffer]
-    order: list[UOp]
-    resolved: dict[UOp, UOp]
-    held: list[UOp]
+    __slots__ = ("key", "inputs", "order", "resolved", "held", "scalars")
+
+    def __init__(self, parts: list[tuple], inputs: list[Buffer], order: list[UOp], resolved: dict[UOp, UOp],
+                 held: list[UOp], scalars: list[UOp], devices: list[Device]):
+        self.key, self.inputs, self.order, self.resolved = _finish_key(parts, devices), inputs, order, resolved
+        self.held, self.scalars = held, scalars
 
 
 def is_held(n: UOp) -> bool:
@@ -305,7 +307,8 @@ def _finish_key(parts: list[tuple], devices: list[Device]) -> tuple:
     return (tuple(parts), tuple(d.name for d in devices), scheduling)
 
 
-def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[UOp], dict[UOp, UOp], list[UOp]]:
+def _walk(sink: UOp, names: set[str]
+          ) -> tuple[list[tuple], list[Buffer], list[UOp], dict[UOp, UOp], list[UOp], list[UOp]]:
     """structure_key's walk: depth-first, sources before users, each node's part (op, dtype, arg, its
     sources' positions) once. Every step of a training loop walks its whole graph here, so it is a
     recursive closure (a Python call is cheaper than an explicit stack's pushes) and a part names
@@ -316,7 +319,8 @@ def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[U
     order: list[UOp] = []
     resolved: dict[UOp, UOp] = {}
     held: list[UOp] = []
-    BUFFER, RESHAPE, get = Ops.BUFFER, Ops.RESHAPE, index.get
+    scalars: list[UOp] = []
+    BUFFER, RESHAPE, CONST, get = Ops.BUFFER, Ops.RESHAPE, Ops.CONST, index.get
 
     def emit(n: UOp) -> int:
         if n.op is BUFFER:
@@ -346,6 +350,12 @@ def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[U
             return i
         if n.op is BUFFER:
             return emit(n)
+        if n.op is CONST and liftable(n):   # its value is an argument: not part of the structure
+            i = index[n] = len(parts)
+            parts.append(("S", id(n.dtype), len(scalars)))
+            scalars.append(n)
+            order.append(n)
+            return i
         src = n.src   # 1 and 2 sources without a list: most nodes
         at = (visit(src[0]),) if len(src) == 1 else (visit(src[0]), visit(src[1])) if len(src) == 2 else \
             tuple([visit(s) for s in src])
@@ -364,7 +374,7 @@ def _walk(sink: UOp, names: set[str]) -> tuple[list[tuple], list[Buffer], list[U
         visit(sink)
     finally:   # visit refers to itself through its closure: a cycle that would hold the graph until a collection
         del visit
-    return parts, inputs, order, resolved, held
+    return parts, inputs, order, resolved, held, scalars
 
 
 def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
@@ -383,8 +393,8 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
     def buf(ref: tuple[int, int, bool]) -> Buffer:
         b = pools[ref[0]][ref[1]]
         return b.real_view() if ref[2] else b
-    items = [cls(ast, [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs], device, *sizes)
-             for cls, ast, refs, device, sizes in entry.kernels]
+    items = [cls(ast, [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs], device, **fields)
+             for cls, ast, refs, device, fields in entry.kernels]
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points)
@@ -402,7 +412,8 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
             new.append((b.size, b.dtype, b.device))
         return refs[id(b)]
     kernels = tuple((type(it), it.ast, tuple(ref(b) for b in it.buffers), it.device,
-                     (it.sizes, it.outputs, it.inplace) if type(it) is ScheduleItem else ()) for it in sched.items)
+                     {"sizes": it.sizes, "outputs": it.outputs, "_inplace": it.inplace, "slots": it.slots}
+                     if type(it) is ScheduleItem else {}) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
@@ -417,26 +428,34 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
     caller has it. The values that live arrays hold are stored too (`held_values`): they are
     outputs after the given ones, and the schedule lists them (`stored`)."""
     roots = [u for u, _ in outputs]
-    key, inputs, order, resolved, held = walked or structure_key(roots, [d for _, d in outputs])
-    kept = held_values(held, roots)
+    walked = walked or structure_key(roots, [d for _, d in outputs])
+    kept = held_values(walked.held, roots)
     if kept:   # nodes of the walked graph: its walk (and key, which marks them) stands for theirs
         outputs = outputs + kept
         roots = roots + [u for u, _ in kept]
-    entry = _schedule_cache.get(key)
+    entry = _schedule_cache.get(walked.key)
     if entry is not None:
-        sched = _instantiate(entry, inputs, order, outputs)
-        sched.stored = [u for u, _ in kept]
-        return sched
-    if resolved:   # read realized nodes from their buffers; remember which new node was which
-        done: dict[UOp, UOp] = {}
-        roots = [_replace_points(r, resolved, done) for r in roots]
-        original = {new: old for old, new in done.items() if old not in resolved}
+        sched = _instantiate(entry, walked.inputs, walked.order, outputs)
     else:
-        original = {}
-    sched = _build_schedule(roots, outputs)
-    sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
+        # realized nodes read from their buffers, liftable constants become the schedule's scalars
+        # (so that no pass sees their values); remember which new node was which
+        replace = dict(walked.resolved)
+        replace.update((c, scalar_var(c.dtype, k)) for k, c in enumerate(walked.scalars))
+        if replace:
+            done: dict[UOp, UOp] = {}
+            roots = [_replace_points(r, replace, done) for r in roots]
+            original = {new: old for old, new in done.items() if old not in replace}
+        else:
+            original = {}
+        sched = _build_schedule(roots, outputs)
+        sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
+        _schedule_cache[walked.key] = _record(sched, walked.inputs, walked.order, outputs)
+    if walked.scalars:
+        values = [c.arg for c in walked.scalars]
+        for it in sched.items:
+            if it.slots:
+                it.scalars = tuple([values[k] for k in it.slots])
     sched.stored = [u for u, _ in kept]
-    _schedule_cache[key] = _record(sched, inputs, order, outputs)
     return sched
 
 
@@ -524,7 +543,7 @@ class _Rounds:
                 limit = min(generic_limit(v, renderer) for v in values)
                 self.rangeified[key] = rangeify_kernel(buffers[group[0]], values[0], renderer.parallel_loops, limit,
                                                        [(buffers[m], v) for m, v in zip(group[1:], values[1:])])
-            ast, bufs, redundant, sizes = self.rangeified[key]
+            ast, bufs, redundant, sizes, slots = self.rangeified[key]
             if redundant:   # found in graphs with the points replaced: mapped back
                 back = {new: old for old, new in replaced.items()}
                 # a point realized already cannot be made cheaper by another round; the other
@@ -535,7 +554,7 @@ class _Rounds:
                     redundant_seen.update(redundant)
                     continue
             if not found:
-                items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes, len(group)))
+                items.append(ScheduleItem(ast, bufs, buffers[p].device, sizes, len(group), slots=slots))
         return items, views, found
 
 
@@ -649,7 +668,7 @@ def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], rep
         inputs.append(view_buffer(v) if is_buffer_view(v) else call_run(v).arg)
     n_out = len(spec.outputs)
     if spec.kernel is not None:   # a kernel written in the IR: generated and run as any other kernel
-        return ScheduleItem(spec.kernel, results[:n_out] + inputs, device, (), n_out, ())
+        return ScheduleItem(spec.kernel, results[:n_out] + inputs, device, (), n_out, _inplace=())
     return CallItem(spec, results[:n_out] + inputs + results[n_out:], device)
 
 

@@ -9,7 +9,8 @@ buffers of the anchors before it; then the graph itself is realized, reading the
 
 Anchors are chosen by content, so that the same node of every iteration of a loop is one: a value
 whose structure down to `FINGERPRINT_DEPTH` levels (ops, dtypes, arguments and shapes, not which
-buffers it reads) hashes to 0 modulo `ANCHOR_EVERY`. Each iteration's piece of the graph then has
+buffers it reads nor the values of the constants that are kernel arguments) hashes to 0 modulo
+`ANCHOR_EVERY`. Each iteration's piece of the graph then has
 the same structure, and the schedule cache serves every piece after the first. Where no anchor
 comes for `MAX_LEVELS` levels of computation along a path, the value there is one anyway. Only
 values that can be stored as they are become anchors: not movement ops or markers (their sources
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, liftable
 
 FINGERPRINT_DEPTH = 3
 ANCHOR_EVERY = 8
@@ -65,7 +66,8 @@ def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
     depths = range(FINGERPRINT_DEPTH)
     for u in order:
         shape = None if u.op is Ops.CALL else u.shape   # a call has results, not a shape
-        own = hash((u.op, id(u.dtype), shape, None if u.op is Ops.BUFFER else _arg_key(u.arg)))
+        # (a buffer, and a constant whose value is a kernel argument, count by their kind alone)
+        own = hash((u.op, id(u.dtype), shape, None if u.op is Ops.BUFFER or liftable(u) else _arg_key(u.arg)))
         if u._view is not None or not u.src:   # a leaf
             finger[u], levels[u], natural[u] = [own] * (FINGERPRINT_DEPTH + 1), 0, u.size
             found[u] = u.arg.device if u.op is Ops.BUFFER else _storage_device(u._view) if u.op is Ops.NOOP else None

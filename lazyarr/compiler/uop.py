@@ -245,8 +245,6 @@ class _PyNode:
 
 
 _native = native.load()
-if _native is not None:
-    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u))
 
 
 class UOp(_PyNode if _native is None else _native.Node):
@@ -391,15 +389,56 @@ def is_size_var(u: UOp) -> bool:
     return u.op is Ops.DEFINE_VAR and u.arg[0][0] == "n"
 
 
+def is_scalar_var(u: UOp) -> bool:
+    """Whether u is a kernel's scalar argument (DEFINE_VAR "s0", "s1", ...: a Python scalar's value,
+    passed at launch; see rangeify), or at tensor level a schedule's scalar (DEFINE_VAR ("scalar", k):
+    the k-th liftable constant its graph's walk met, `liftable`)."""
+    return u.op is Ops.DEFINE_VAR and u.arg[0][0] == "s"
+
+
+def scalar_var_index(u: UOp) -> int:
+    """Which of the kernel's scalar arguments u is (k for "sk")."""
+    return int(u.arg[0][1:])
+
+
+def scalar_var(dtype: DType, k: int) -> UOp:
+    """The tensor-level node standing for the k-th scalar of a schedule (shape ())."""
+    return UOp(Ops.DEFINE_VAR, dtype, (), ("scalar", k))
+
+
+# the dtypes whose constants travel as kernel arguments, and the values kept in the code instead
+# because they make it better (x*1, x+0, x*-1, x*x for a power of 2, a halving; powers of two in
+# integer arithmetic become shifts and masks)
+LIFTED_DTYPES = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})
+BAKED_FLOATS = frozenset({0.0, 1.0, -1.0, 2.0, 0.5})
+
+
+def liftable(u: UOp) -> bool:
+    """Whether constant node u reaches its kernels as an argument rather than in their code: a
+    finite value of a lifted dtype, not one that changes the code for the better (`BAKED_FLOATS`;
+    integers -1, 0 and the powers of two). -0.0 is kept (its sign is the code's)."""
+    if u.op is not Ops.CONST or u.dtype not in LIFTED_DTYPES:
+        return False
+    v = u.arg
+    if type(v) is float:
+        return v == v and v not in (math.inf, -math.inf) and (v not in BAKED_FLOATS or
+                                                                (v == 0.0 and math.copysign(1.0, v) < 0))
+    return type(v) is int and v != -1 and not (v >= 0 and v & (v - 1) == 0)
+
+
+if _native is not None:
+    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable)
+
+
 def is_generic(sink: UOp) -> bool:
     """Whether a rangeified kernel is shape-generic: its SINK counts size arguments (see rangeify)."""
     return bool(sink.arg and sink.arg[1])
 
 
 def is_written_by_hand(sink: UOp) -> bool:
-    """Whether a kernel was written in the IR (`lazyarr.compiler.ir_kernels`): its SINK names it,
-    and its loops stay as written."""
-    return sink.arg is not None and len(sink.arg) > 2
+    """Whether a kernel was written in the IR (`lazyarr.compiler.ir_kernels`): its SINK names it
+    (arg (buffers, 0, 0, name, independent loops)), and its loops stay as written."""
+    return sink.arg is not None and len(sink.arg) > 3
 
 
 def size_var_index(u: UOp) -> int:

@@ -9,7 +9,7 @@
  * before anything else happens to it (its weak references' callbacks run after), and a lookup
  * passes over a node whose freeing is deferred.
  *
- * walk(sink, realized_for): the parts, input buffers, order, resolved and held nodes of
+ * walk(sink, realized_for): the parts, input buffers, order, resolved, held and scalar nodes of
  * schedule.structure_key, in the same order as schedule._walk, with an explicit stack;
  * toposort(root, stop): UOp.toposort. */
 #define PY_SSIZE_T_CLEAN
@@ -32,8 +32,10 @@ static PyTypeObject NodeType;
 static PyObject *table;              /* key -> the node's address */
 static PyObject *arg_key;            /* uop._arg_key: float and complex args are keyed by their bits */
 static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
+static PyObject *op_const;           /* Ops.CONST */
+static PyObject *liftable;           /* uop.liftable: whether a constant's value is a kernel argument */
 static PyObject *shape_of;           /* lazyarr.compiler.uop.shape_of, for a shape not yet known */
-static PyObject *str_size, *str_device, *str_name, *str_B, *str_uop;
+static PyObject *str_size, *str_device, *str_name, *str_B, *str_S, *str_uop;
 
 /* The table key of (op, dtype, src, arg); src must be a tuple. */
 static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
@@ -271,7 +273,7 @@ static PyTypeObject NodeType = {
 
 typedef struct {
     unsigned long id;     /* this walk's mark: a node with it has a position in parts */
-    PyObject *parts, *inputs, *order, *resolved, *held;
+    PyObject *parts, *inputs, *order, *resolved, *held, *scalars;
     PyObject *realized_for;
 } Walk;
 
@@ -299,11 +301,18 @@ static int is_held(Node *n) {
     return held;
 }
 
-/* Append n's part: a buffer's (dtype, size, device, which input), any other node's (op, dtype,
- * arg's key, its sources' positions, and True when a live array holds it, which lists it in held). */
-static int emit(Walk *w, Node *n) {
+/* Append n's part: a buffer's (dtype, size, device, which input), a liftable constant's ("S", dtype,
+ * which scalar), any other node's (op, dtype, arg's key, its sources' positions, and True when a
+ * live array holds it, which lists it in held). */
+static int emit(Walk *w, Node *n, int scalar) {
     PyObject *part;
-    if (n->op == op_buffer) {
+    if (scalar) {
+        part = Py_BuildValue("(OOn)", str_S, PyTuple_GET_ITEM(n->key, 1), PyList_GET_SIZE(w->scalars));
+        if (part == NULL || PyList_Append(w->scalars, (PyObject *)n) < 0) {
+            Py_XDECREF(part);
+            return -1;
+        }
+    } else if (n->op == op_buffer) {
         PyObject *size = PyObject_GetAttr(n->arg, str_size);
         PyObject *device = size ? PyObject_GetAttr(n->arg, str_device) : NULL;
         PyObject *name = device ? PyObject_GetAttr(device, str_name) : NULL;
@@ -412,8 +421,15 @@ static int walk_from(Walk *w, Node *root, int check_views) {
                     continue;
                 }
             }
-            if (n->op == op_buffer) {
-                if (emit(w, n) < 0) goto error;
+            int scalar = 0;
+            if (check_views && n->op == op_const) {
+                PyObject *r = PyObject_CallOneArg(liftable, (PyObject *)n);
+                scalar = r == NULL ? -1 : PyObject_IsTrue(r);
+                Py_XDECREF(r);
+                if (scalar < 0) goto error;
+            }
+            if (n->op == op_buffer || scalar) {
+                if (emit(w, n, scalar) < 0) goto error;
                 sp--;
                 continue;
             }
@@ -432,7 +448,7 @@ static int walk_from(Walk *w, Node *root, int check_views) {
             if (push(&stack, &cap, &sp, next) < 0) goto error;
             continue;
         }
-        if (emit(w, n) < 0) goto error;
+        if (emit(w, n, 0) < 0) goto error;
         sp--;
     }
     PyMem_Free(stack);
@@ -453,13 +469,15 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "walk: called during another walk");
         return NULL;
     }
-    Walk w = {++walks, PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), PyList_New(0), realized_for};
+    Walk w = {++walks, PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), PyList_New(0), PyList_New(0),
+              realized_for};
     PyObject *result = NULL;
     walking = 1;
-    if (w.parts && w.inputs && w.order && w.resolved && w.held && walk_from(&w, (Node *)sink, 1) == 0)
-        result = PyTuple_Pack(5, w.parts, w.inputs, w.order, w.resolved, w.held);
+    if (w.parts && w.inputs && w.order && w.resolved && w.held && w.scalars && walk_from(&w, (Node *)sink, 1) == 0)
+        result = PyTuple_Pack(6, w.parts, w.inputs, w.order, w.resolved, w.held, w.scalars);
     walking = 0;
     Py_XDECREF(w.held);
+    Py_XDECREF(w.scalars);
     Py_XDECREF(w.parts);
     Py_XDECREF(w.inputs);
     Py_XDECREF(w.order);
@@ -534,14 +552,18 @@ error:
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *key_fn, *buffer, *shape_fn;
-    if (!PyArg_ParseTuple(args, "OOO:setup", &key_fn, &buffer, &shape_fn)) return NULL;
+    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn;
+    if (!PyArg_ParseTuple(args, "OOOOO:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn)) return NULL;
     Py_INCREF(key_fn);
     Py_INCREF(buffer);
     Py_INCREF(shape_fn);
+    Py_INCREF(constant);
+    Py_INCREF(liftable_fn);
     Py_XSETREF(arg_key, key_fn);
     Py_XSETREF(op_buffer, buffer);
     Py_XSETREF(shape_of, shape_fn);
+    Py_XSETREF(op_const, constant);
+    Py_XSETREF(liftable, liftable_fn);
     Py_RETURN_NONE;
 }
 
@@ -559,8 +581,9 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"setup", setup, METH_VARARGS, "setup(arg_key, Ops.BUFFER, shape_of): what keys, walks and shapes need from Python."},
-    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved, held)."},
+    {"setup", setup, METH_VARARGS,
+     "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable): what keys, walks and shapes need from Python."},
+    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved, held, scalars)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {NULL},
@@ -575,9 +598,10 @@ PyMODINIT_FUNC PyInit_uop_native(void) {
     str_device = PyUnicode_InternFromString("device");
     str_name = PyUnicode_InternFromString("name");
     str_B = PyUnicode_InternFromString("B");
+    str_S = PyUnicode_InternFromString("S");
     str_uop = PyUnicode_InternFromString("_uop");
     if (table == NULL || str_size == NULL || str_device == NULL || str_name == NULL || str_B == NULL ||
-        str_uop == NULL) return NULL;
+        str_S == NULL || str_uop == NULL) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
     Py_INCREF(&NodeType);

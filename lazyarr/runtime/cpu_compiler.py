@@ -190,19 +190,19 @@ class TieredProgram:
             self.pending[sizes] = self.device.optimise_later(self.name, bind_sizes(self.ast, sizes), self.transcendentals)
         self.due = []
 
-    def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
+    def __call__(self, buffers: list[Buffer], extra: list[int] = (), scalars: tuple = ()) -> None:
         self.calls += 1
         if self.generic:
             special = self.special.get(extra)
             if special is not None:
-                return special(buffers)
+                return special(buffers, (), scalars)
             self._count(extra)
         if self.tier == "fast" and self.future is not None and self.future.done():
             if self.future.exception() is None:
                 self.current, self.tier = self.future.result(), "opt"
             else:
                 self.tier = "first tier only"   # the optimised compile failed: keep what runs
-        self.current(buffers, extra)
+        self.current(buffers, extra, scalars)
 
     def _count(self, sizes: tuple[int, ...]) -> None:
         """Count a call with `sizes`; take the objects for sizes that are ready."""

@@ -4,6 +4,7 @@ how many threads a launch uses now (`threads_now`, which follows the load of oth
 from __future__ import annotations
 
 import os
+import struct
 import time
 
 import _cffi_backend
@@ -44,17 +45,30 @@ class CPUProgram:
             raise CompileError(f"the compiled kernel has no function {name}", source)
         self.fn = _ffi.cast("void(*)(const uintptr_t*)", sym)
 
-    def __call__(self, buffers: list[Buffer], extra: list[int] = ()) -> None:
-        """Run with the buffers' addresses, then `extra` words (a call's scalars), then the number
-        of threads a parallel loop may use (`threads_now`), as arguments."""
+    def __call__(self, buffers: list[Buffer], extra: list[int] = (), scalars: tuple = ()) -> None:
+        """Run with the buffers' addresses, then `extra` words (sizes, a call's scalars), then the
+        kernel's scalar arguments (`scalar_words`), then the number of threads a parallel loop may use
+        (`threads_now`), as arguments."""
         try:   # the cached address of each buffer's storage (see `address`), inline: one list per launch
             words = [a[1] if (a := b._addr) is not None and a[0] is b.storage else address(b) for b in buffers]
         except AttributeError:   # objects standing in for Buffers
             words = list(map(address, buffers))
-        self.fn(_new_words(_WORDS, [*words, *extra, threads_now()]))
+        if scalars:
+            self.fn(_new_words(_WORDS, [*words, *extra, *scalar_words(scalars), threads_now()]))
+        else:
+            self.fn(_new_words(_WORDS, [*words, *extra, threads_now()]))
 
 
 _WORDS = _ffi.typeof("uintptr_t[]")
+_F64_BITS = struct.Struct("<d")
+_U64 = struct.Struct("<Q")
+_MASK = (1 << 64) - 1
+
+
+def scalar_words(values: tuple) -> list[int]:
+    """A kernel's scalar arguments as words, as the C renderer's `scalar_param` reads them: a float
+    as its float64 bits, an integer as its int64 value (two's complement)."""
+    return [_U64.unpack(_F64_BITS.pack(v))[0] if type(v) is float else v & _MASK for v in values]
 _new_words = _cffi_backend.newp   # ffi.new without its Python wrapper (one per launch)
 
 

@@ -199,15 +199,15 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
                     dst.take_storage(src)
                 elif dst.storage is None:
                     dst.copyin(np.array(src.numpy(), copy=True))
-            args, call = item.arguments(), item.spec
-        else:   # a shape-generic kernel takes its sizes after the buffers
-            args, call = buffers, item.sizes or None
+            args, extra = item.arguments(), (item.spec,)
+        else:   # a shape-generic kernel takes its sizes after the buffers, then the scalars
+            args, extra = buffers, (item.sizes, item.scalars) if item.sizes or item.scalars else ()
         for b in buffers:
             if b.storage is None:
                 b.ensure_allocated()
         if debug >= 1 or profiles:
             start = time.perf_counter()
-            prog(args) if call is None else prog(args, call)
+            prog(args, *extra)
             item.device.synchronize()
             elapsed = time.perf_counter() - start
             for record in profiles:
@@ -219,7 +219,7 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
             if debug >= 2:
                 print(item.source)
         else:
-            prog(args) if call is None else prog(args, call)
+            prog(args, *extra)
         for b in buffers:
             if _dead_after(b, i, last_use, readable):
                 b.release()

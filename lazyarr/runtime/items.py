@@ -27,6 +27,10 @@ class ScheduleItem:
     device: Device
     sizes: tuple[int, ...] = ()
     outputs: int = 1   # the first `outputs` buffers are written
+    # the values of its scalar arguments (Python numbers; see `uop.liftable`), and which of the
+    # schedule's scalars they are (the schedule cache fills the values of a later graph from these)
+    scalars: tuple[Any, ...] = ()
+    slots: tuple[int, ...] = ()
     _inplace: tuple[tuple[int, int], ...] | None = field(default=None, repr=False)
     _kernel: KernelSource | None = field(default=None, repr=False)
 
@@ -67,7 +71,7 @@ class CallItem:
     buffers: list[Buffer]
     device: Device
     inplace: tuple[int, ...] = ()
-    sizes = ()   # a class attribute: no size arguments
+    sizes = scalars = slots = ()   # class attributes: no size or scalar arguments
 
     @property
     def ast(self) -> Any:
@@ -106,7 +110,7 @@ class CopyItem:
     device: Device
     inplace: tuple[int, ...] = ()
     name: str = "copy"
-    sizes = ()   # a class attribute: no size arguments
+    sizes = scalars = slots = ()   # class attributes: no size or scalar arguments
 
     @property
     def source(self) -> str:

@@ -75,6 +75,9 @@ class OpenCLProgram:
         taken = [int(i) for i in re.findall(r"\bdata(\d+)\b", signature.group(1))] if signature else []
         self.args = taken or None   # a custom kernel's own parameter names: every buffer, in order
         self.sizes_in_buffer = bool(signature) and "lz_sizes" in signature.group(1)   # see OpenCLRenderer.signature
+        # the scalar arguments' types, in order (see OpenCLRenderer.render)
+        self.scalar_types = [_SCALAR_TYPES[t] for t in re.findall(r"const (\w+) s\d+\b", signature.group(1))] \
+            if signature else []
 
     def grid(self, sizes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The global and local sizes of a launch with size arguments `sizes`."""
@@ -85,22 +88,40 @@ class OpenCLProgram:
         local = self.own_groups or (min(256, n[0]),) + (1,) * (len(n) - 1)
         return tuple(-(-k // g) * g for k, g in zip(n, local)), local
 
-    def __call__(self, buffers: list[Buffer], extra: tuple[int, ...] = ()) -> None:
-        """Launch with the kernel's buffers and the values of its size arguments (`extra`)."""
+    def __call__(self, buffers: list[Buffer], extra: tuple[int, ...] = (), scalars: tuple = ()) -> None:
+        """Launch with the kernel's buffers, the values of its size arguments (`extra`) and of its
+        scalar arguments."""
         used = buffers if self.args is None else [buffers[i] for i in self.args]
         global_size, local_size = self.grid(extra) if extra else (self.global_size, self.local_size)
+        values = [_scalar_value(t, v) for t, v in zip(self.scalar_types, scalars)]
         if self.sizes_in_buffer:
             cl = self.device.cl
             sizes = cl.Buffer(self.device.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
                               hostbuf=np.array(extra, dtype=np.int64))
-            self.kernel(self.device.queue, global_size, local_size, *(b.storage for b in used), sizes)
+            self.kernel(self.device.queue, global_size, local_size, *(b.storage for b in used), sizes, *values)
             return
-        self.kernel(self.device.queue, global_size, local_size, *(b.storage for b in used), *map(np.int64, extra))
+        self.kernel(self.device.queue, global_size, local_size, *(b.storage for b in used), *map(np.int64, extra),
+                    *values)
 
     def launch(self, buffers: list[Buffer], global_size: tuple[int, ...], scalars: list[Any]) -> None:
         """A custom kernel's launch: every buffer, then the scalars (NumPy scalars: long, double),
         over `global_size` work-items in work-groups the driver picks."""
         self.kernel(self.device.queue, global_size, None, *(b.storage for b in buffers), *scalars)
+
+
+# the C types of scalar kernel parameters (OpenCLRenderer) → the NumPy types a launch passes
+_SCALAR_TYPES = {"float": np.float32, "double": np.float64, "int32_t": np.int32, "int64_t": np.int64,
+                 "uint32_t": np.uint32, "uint64_t": np.uint64, "long": np.int64}
+
+
+def _scalar_value(t: type, v: Any) -> Any:
+    """v as a kernel parameter of NumPy type t: an integer wrapped to t's width (a constant of an
+    integer dtype may hold its bits as an unsigned value, as the C launch's words do)."""
+    if type(v) is float:
+        return t(v)
+    bits = 8 * np.dtype(t).itemsize
+    v &= (1 << bits) - 1
+    return t(v - (1 << bits) if np.dtype(t).kind == "i" and v >> (bits - 1) else v)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """Running a program with a backend (`evaluate`) and rendering it as a lazyarr script (`source`)."""
 from __future__ import annotations
 
+import math
+
 
 from tests.random_programs.model import BINARY_OPERATORS, BINARY_SYMBOLS, render_input, render_key
 
@@ -117,6 +119,20 @@ def int_divisor(B, a, y):
     return -d - 1 if a["neg"] else d
 
 
+def read_step(B, s, kind):
+    """A loop's step that reads its state: its sum as a Python number (realizing it every
+    iteration), fed back as a scalar that changes every iteration (a bounded factor, or a small
+    integer in the state's dtype)."""
+    if kind == "float":
+        r = float(B.m.sum(s))
+        return s * (1.0 + 1e-3 * math.tanh(r / 64))
+    return s + int(B.m.sum(s)) % 3
+
+
+READ_STEP = {"float": "s = s * (1.0 + 1e-3 * math.tanh(float(xp.sum(s)) / 64))",
+             "int": "s = s + int(xp.sum(s)) % 3"}
+
+
 def evaluate_node(node, env, B, i):
     op, a = node.op, node.attrs
     if op == "input":
@@ -130,6 +146,8 @@ def evaluate_node(node, env, B, i):
                 env.append(B.wrap(evaluate_node(bn, env, B, None)))
             s = env[-1]
             del env[n:]
+            if a.get("reads"):
+                s = B.wrap(read_step(B, s, a["reads"]))
         return s
     x = [env[j] for j in node.args]
     m = B.m
@@ -305,7 +323,7 @@ def render_node(node, name):
 
 def source(program, tail=None):
     """The program as a Python script for lazyarr (the reproducer of a failure)."""
-    lines = ["import numpy as np", "import lazyarr as xp", "from lazyarr import random", ""]
+    lines = ["import math", "import numpy as np", "import lazyarr as xp", "from lazyarr import random", ""]
     for i, node in enumerate(program.nodes):
         if node.op == "input":
             parts = render_input(node)
@@ -327,6 +345,8 @@ def source(program, tail=None):
             for j, bn in enumerate(node.attrs["body"]):
                 lines.append(f"    b{j} = {render_node(bn, name)}")
             lines.append(f"    s = b{len(node.attrs['body']) - 1}")
+            if node.attrs.get("reads"):
+                lines.append(f"    {READ_STEP[node.attrs['reads']]}")
             lines.append(f"v{i} = s")
         else:
             lines.append(f"v{i} = {render_node(node, lambda j: f'v{j}')}")

@@ -18,6 +18,9 @@ from tests.random_programs.generator_ops import GenOps
 class Gen(GenOps):
     def __init__(self, seed, attempt, kind, dtype, mode, loop, large=False):
         self.r = pyrandom.Random(f"{seed}/{attempt}/{kind}/{dtype}/{mode}/{loop}" + ("/large" if large else ""))
+        # whether a loop reads a scalar of its state every iteration: drawn apart, so that the rest of
+        # the program is what it was before loops read
+        self.reads = pyrandom.Random(f"reads/{seed}/{attempt}/{kind}/{dtype}/{mode}").random() < 0.5
         self.large = large
         self.shapes = LARGE_SHAPES if large else SHAPES
         self.max_size = LARGE_MAX_SIZE if large else MAX_SIZE
@@ -390,7 +393,10 @@ class Gen(GenOps):
         k = max(1, min(self.choice([2, 3, 5, 8, 10, 16, 20, 30, 40, 50]), max_total // max(len(body), 1)))
         for bn in body:
             bn.state_dep = False
-        return self.add(Node("loop", (init,), {"k": k, "body": body}, s, self.nodes[init].dtype, bound))
+        # a loop that reads its state's sum every iteration (`float(sum(s))`, as a loss is read) and
+        # feeds the Python number back: the state is realized every iteration, the scalar changes
+        attrs = {"k": k, "body": body, "reads": self.kind if self.reads else None}
+        return self.add(Node("loop", (init,), attrs, s, self.nodes[init].dtype, bound))
 
     def program(self, loop, n_ops):
         self.main_dtype = self.dtype
