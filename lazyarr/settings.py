@@ -30,6 +30,9 @@ LAZYARR_TRANSCENDENTALS  "native" (the target's math library) or "approx" (the p
                   decompositions of codegen stage 18) for exp, log, sin, tanh, pow, ...;
                   unset: each renderer's default, per function (the C renderer approximates
                   expm1, log1p and tanh, measured faster in bench/transcendentals.py).
+
+The settings that change schedules or generated code (`CODE_SETTINGS`) make up `config()`, which
+every cache's key includes; each can be changed at run time (`lazyarr.settings.opts = False`).
 """
 from __future__ import annotations
 
@@ -99,3 +102,36 @@ fast_compile_work: int = _env_int("LAZYARR_FAST_COMPILE_WORK", 1 << 24)
 hot_work: int = _env_int("LAZYARR_HOT_WORK", 1 << 17)
 optimise_budget: float = _env_int("LAZYARR_OPTIMISE_BUDGET_MS", 20) / 1000
 adaptive_threads: bool = bool(_env_int("LAZYARR_ADAPTIVE_THREADS", 1))
+
+# ---- the configuration every cache keys on ------------------------------------------------------
+# The settings that change a schedule or the code generated for it. Every cache of schedules,
+# kernel sources, compiled programs and compiled objects includes `config()` in its key, so a
+# setting changed mid-process (or between processes sharing the disk cache) never serves what
+# another setting made. (The others change how work is done, not what is computed or generated.)
+CODE_SETTINGS = ("transcendentals", "opts", "threads", "generic_sizes", "split_reduceop", "reduceop_split_threshold",
+                 "reduceop_split_size", "cc", "fast_cc")
+
+
+class _Settings(type(os)):
+    """This module's class: an assignment to a setting forgets the configuration tuple, which is
+    built again when next asked for (it is read on every realization and launch)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        super().__setattr__(name, value)
+        if name in CODE_SETTINGS:
+            super().__setattr__("_config", None)
+
+
+_config: tuple | None = None
+
+
+def config() -> tuple:
+    """The values of CODE_SETTINGS, as one hashable tuple."""
+    global _config
+    if _config is None:
+        _config = tuple(globals()[name] for name in CODE_SETTINGS)
+    return _config
+
+
+import sys  # noqa: E402  (the module's class is set last, once every setting is defined)
+sys.modules[__name__].__class__ = _Settings

@@ -69,3 +69,21 @@ def test_missing_compiler_says_what_to_install(monkeypatch):
 def test_buffers_are_aligned_host_memory():
     t = (xp.arange(100.0) + 1).realize()
     assert t.numpy().ctypes.data % 64 == 0
+
+
+def test_a_setting_changed_mid_process_serves_nothing_made_under_another(monkeypatch):
+    """Every cache (schedules, kernel sources, programs, compiled objects) keys on settings.config():
+    the same graph scheduled again after a code setting changed gets code made under the new one."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((128, 128), dtype=np.float32), rng.standard_normal((128, 128), dtype=np.float32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    optimised = (x @ y).schedule()[0].source
+    monkeypatch.setattr(settings, "opts", False)   # no register tiles or vectors
+    plain = (x @ y).schedule()[0].source
+    assert plain != optimised
+    np.testing.assert_allclose((x @ y).numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(settings, "transcendentals", "native")
+    assert "expf(" in (xp.exp(x) * 3).schedule()[0].source
+    monkeypatch.undo()
+    assert (x @ y).schedule()[0].source == optimised

@@ -302,9 +302,8 @@ def is_held(n: UOp) -> bool:
 
 
 def _finish_key(parts: list[tuple], devices: list[Device]) -> tuple:
-    # the settings that change how a graph is scheduled belong to its key
-    scheduling = (settings.split_reduceop, settings.reduceop_split_threshold, settings.reduceop_split_size)
-    return (tuple(parts), tuple(d.name for d in devices), scheduling)
+    # the settings that change how a graph is scheduled and its kernels' code belong to its key
+    return (tuple(parts), tuple(d.name for d in devices), settings.config())
 
 
 def _walk(sink: UOp, names: set[str]

@@ -115,7 +115,7 @@ def kernel_key(ast: Any, tier: str, transcendentals: str | None) -> str:
     cc = settings.fast_cc if tier == "fast" else settings.cc
     flags = FAST_CFLAGS if tier == "fast" else CFLAGS
     return cache_key("cpu-kernel", tier, compiler_identity(cc), " ".join(flags), compiler_code_hash(),
-                     f"{transcendentals} {settings.opts} {settings.threads}", graph_hash(ast))
+                     f"{transcendentals} {settings.config()!r}", graph_hash(ast))
 
 
 def kernel_work(ast: Any) -> int:

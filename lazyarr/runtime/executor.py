@@ -33,9 +33,9 @@ _pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_pre
 
 def _program_key(item: Any) -> tuple:
     """Kernels of devices that plan them (the CPU's tiers) are known by their graph and the settings
-    that change their code, which costs no codegen; others by their source."""
+    that change their code (`settings.config`), which costs no codegen; others by their source."""
     if type(item.ast) is UOp and item.device.plans_kernels:
-        return (item.device.name, item.ast, settings.transcendentals, settings.opts, settings.threads)
+        return (item.device.name, item.ast, settings.config())
     return (item.device.name, item.source)
 
 
@@ -65,7 +65,7 @@ def compile_all(items: list[Any]) -> list[Any]:
             continue
         if key in plans:
             continue
-        if len(key) == 5:
+        if len(key) == 3:
             plans[key] = item.device.plan_kernel(item)
         else:
             _programs[key] = _compile(item)

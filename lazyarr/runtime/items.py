@@ -37,7 +37,7 @@ class ScheduleItem:
     @property
     def kernel(self) -> KernelSource:
         if self._kernel is None:
-            key = (self.ast, self.device.name, settings.transcendentals)   # settings that change the code
+            key = (self.ast, self.device.name, settings.config())   # and the settings that change the code
             if key not in _kernel_sources:
                 _kernel_sources[key] = generate(self.ast, self.device.renderer)
             self._kernel = _kernel_sources[key]
