@@ -35,7 +35,14 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
         if u is not None:
             return u
     c = UOp.const(dtype, value)
-    u = expand_uop(c, shape) if shape else c
+    if c._shape is None:   # (shapes known here, without the shape rule: a loop's new scalar each step)
+        c._shape = ()
+    u = c
+    if shape:
+        ones = (1,) * len(shape)
+        u = _shaped(UOp(Ops.RESHAPE, dtype, (c,), ones), ones)
+        if shape != ones:
+            u = _shaped(UOp(Ops.EXPAND, dtype, (u,), shape), shape)
     if cacheable:
         if len(_consts) >= 4096:
             _consts.clear()
@@ -147,7 +154,13 @@ def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
     of that shape and of the value sources' dtype (or `dtype` when every value is a scalar, as in
     where(c, 1.0, 0.0)). The result's dtype is the op's rule (`OpDef.result_dtype`: comparisons are bool)."""
     if dtype is None and len(srcs) == 2 and type(srcs[0]) is UOp and type(srcs[1]) is UOp:   # the common case
-        return UOp(op, dtypes.bool_ if op in GroupOp.Comparison else srcs[0].dtype, srcs)
+        a, b = srcs
+        u = UOp(op, dtypes.bool_ if op in GroupOp.Comparison else a.dtype, srcs)
+        shape = a._shape
+        if u._shape is None and shape is not None and b._shape == shape:   # the shape rule, inline
+            OP_DEFS[op].check_dtypes(u)
+            u._shape = shape
+        return u
     shaped = [s for s in srcs if isinstance(s, UOp)]
     values = [s for s in (srcs[1:] if op is Ops.WHERE else srcs) if isinstance(s, UOp)]
     if values:

@@ -255,6 +255,7 @@ class CachedSchedule:
     kernels: tuple[tuple[type, Any, tuple[tuple[int, int, bool], ...], Device, dict], ...]
     outputs: tuple[tuple[tuple[int, int, bool], tuple[int, ...]], ...]
     points: tuple[tuple[int, int], ...]    # (position in the structure's order, new buffer)
+    kept: tuple[tuple[int, Device], ...]   # the held values stored: (position in the order, device)
 
 
 _schedule_cache: dict[tuple, CachedSchedule] = {}
@@ -399,7 +400,8 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
     return Schedule(items, views, points)
 
 
-def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: list[tuple[UOp, Device]]) -> CachedSchedule:
+def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: list[tuple[UOp, Device]],
+            kept: list[tuple[UOp, Device]]) -> CachedSchedule:
     refs: dict[int, tuple[int, int, bool]] = {id(b): (0, i, False) for i, b in enumerate(inputs)}
     new: list[tuple[int, DType, Device]] = []
 
@@ -417,7 +419,7 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
     position = {u: i for i, u in enumerate(order)}
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
                    if p in position and ref(view_buffer(v))[0] == 1)
-    return CachedSchedule(tuple(new), kernels, outs, points)
+    return CachedSchedule(tuple(new), kernels, outs, points, tuple((position[u], d) for u, d in kept))
 
 
 def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = None) -> Schedule:
@@ -428,13 +430,16 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
     outputs after the given ones, and the schedule lists them (`stored`)."""
     roots = [u for u, _ in outputs]
     walked = walked or structure_key(roots, [d for _, d in outputs])
-    kept = held_values(walked.held, roots)
+    entry = _schedule_cache.get(walked.key)
+    order = walked.order
+    # the held values to store: decided by the structure (the key marks the held nodes), so a
+    # cached schedule knows them by their positions in the walk's order
+    kept = [(order[i], d) for i, d in entry.kept] if entry is not None else held_values(walked.held, roots)
     if kept:   # nodes of the walked graph: its walk (and key, which marks them) stands for theirs
         outputs = outputs + kept
         roots = roots + [u for u, _ in kept]
-    entry = _schedule_cache.get(walked.key)
     if entry is not None:
-        sched = _instantiate(entry, walked.inputs, walked.order, outputs)
+        sched = _instantiate(entry, walked.inputs, order, outputs)
     else:
         # realized nodes read from their buffers, liftable constants become the schedule's scalars
         # (so that no pass sees their values); remember which new node was which
@@ -448,7 +453,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
             original = {}
         sched = _build_schedule(roots, outputs)
         sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
-        _schedule_cache[walked.key] = _record(sched, walked.inputs, walked.order, outputs)
+        _schedule_cache[walked.key] = _record(sched, walked.inputs, order, outputs, kept)
     if walked.scalars:
         values = [c.arg for c in walked.scalars]
         for it in sched.items:
