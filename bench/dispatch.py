@@ -1,6 +1,10 @@
-"""Dispatch benchmark (issues 5 and 7): the Python cost of recording a graph and running it when
-every kernel is cached. 100 repetitions of `x = x * 1.0001 + 0.5` on 16 float32, then realize;
-prints the median record, realize and total times over the runs (NumPy's eager loop for scale).
+"""Dispatch benchmark (issues 5, 7 and 27): the Python cost of recording a graph and running it
+when every kernel is cached.
+
+- 100 repetitions of `x = x * 1.0001 + 0.5` on 16 float32, then realize: the median record,
+  realize and total times over the runs (NumPy's eager loop for scale);
+- `float(xp.sum(xp.sin(x * c)))` on 1k, 10k, 100k and 1M float32 with `c` new every call (a
+  Python scalar is a kernel argument: nothing compiles) and with `c` fixed, next to NumPy's.
 
     python bench/dispatch.py [--runs R] [--reps N]
 """
@@ -14,6 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import lazyarr as xp  # noqa: E402
+from lazyarr.runtime.cpu_compiler import wait_for_optimised  # noqa: E402
 from bench.common import table  # noqa: E402
 
 
@@ -48,6 +53,34 @@ def main() -> None:
                   ms([z for _, z in runs]), ms([r + z for r, z in runs])],
                  ["NumPy, eager", "", "", ms(numpy)]],
                 ["case", "record ms", "realize ms", "total ms"]))
+    print()
+    rows = []
+    for n in (1_000, 10_000, 100_000, 1_000_000):
+        rows.append([f"{n:,}", *scalar_sum(n, args.runs)])
+    print(table(rows, ["float(sum(sin(x * c))), f32", "c changing us", "c fixed us", "NumPy us", "changing / fixed"]))
+
+
+def scalar_sum(n: int, runs: int) -> list[str]:
+    """Median microseconds of float(sum(sin(x * c))) with c new each call, with c fixed, NumPy's."""
+    values = np.linspace(-3, 3, n, dtype=np.float32)
+    x = xp.asarray(values)
+    for i in range(5):   # compile, cache the schedule, and let the kernels reach their optimised tier
+        float(xp.sum(xp.sin(x * (0.7 + i))))
+    wait_for_optimised()
+    changing, fixed, numpy = [], [], []
+    for i in range(max(runs, 20)):   # alternated: the machine's noise falls on all three
+        c = 0.5 + 1e-3 * i
+        start = time.perf_counter()
+        float(xp.sum(xp.sin(x * c)))
+        changing.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        float(xp.sum(xp.sin(x * 0.7)))
+        fixed.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        float(np.sum(np.sin(values * np.float32(c))))
+        numpy.append(time.perf_counter() - start)
+    us = lambda v: statistics.median(v) * 1e6
+    return [f"{us(changing):.1f}", f"{us(fixed):.1f}", f"{us(numpy):.1f}", f"{us(changing) / us(fixed):.2f}"]
 
 
 if __name__ == "__main__":

@@ -167,12 +167,12 @@ def _can_lend(b: Any, out: Any, i: int, last_use: dict[Any, int], readable: Call
         b.device is out.device and b.base is None and not readable(b)
 
 
-def _dead_after(b: Any, i: int, last_use: dict[Any, int], readable: Callable[[Any], bool]) -> bool:
-    """Whether buffer b, last used by kernel i, can give its storage back once that kernel ran:
-    memory this buffer owns, that no graph reads and that shares storage with no complex view
-    (so a long chain of kernels, such as a sort's stages, cycles through a few hot buffers)."""
-    return last_use[b] == i and b.owns and b.storage is not None and b.base is None and \
-        b._real is None and not isinstance(b, RealView) and not readable(b)
+def _dead(b: Any, readable: Callable[[Any], bool]) -> bool:
+    """Whether buffer b, after its last use, can give its storage back: memory this buffer owns,
+    that no graph reads and that shares storage with no complex view (so a long chain of kernels,
+    such as a sort's stages, cycles through a few hot buffers)."""
+    return b.owns and b.storage is not None and b.base is None and b._real is None and \
+        type(b) is not RealView and not readable(b)
 
 
 # the recorders of launches (`lazyarr.debug.profile`): each is called with a launched item and its
@@ -187,6 +187,9 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
     for i, item in enumerate(items):
         for b in item.buffers:
             last_use[b] = i
+    last_of: list[list[Any]] = [[] for _ in items]   # the buffers each kernel uses last
+    for b, i in last_use.items():
+        last_of[i].append(b)
     debug = settings.debug
     for i, (item, prog) in enumerate(zip(items, progs)):
         buffers = item.buffers
@@ -220,6 +223,6 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
                 print(item.source)
         else:
             prog(args, *extra)
-        for b in buffers:
-            if _dead_after(b, i, last_use, readable):
+        for b in last_of[i]:
+            if _dead(b, readable):
                 b.release()
