@@ -25,7 +25,8 @@ one is not safe either. Folders inside the root are checked the same way.
 Size. The cache keeps to `settings.cache_limit` bytes (LAZYARR_CACHE_LIMIT, default 1 GiB), PoCL's
 own cache included (`pocl_cache_dir`: the OpenCL device points POCL_CACHE_DIR there). Lookups never
 scan the folder: a process that writes entries checks the total at its first write, again after
-each eighth of the limit it writes, and at exit, and removes the least recently used entries (by
+each eighth of the limit it writes (on a thread of its own), and at exit, and removes the least
+recently used entries (by
 mtime, which a process touches when it first loads an entry; a PoCL program's folder as one entry)
 until the cache is at 80% of the limit. Temporary files older than an hour (a crashed writer's) go.
 """
@@ -335,8 +336,15 @@ def _wrote(root: str, nbytes: int, keep: str) -> None:
         if not _exit_check:
             _exit_check = True
             atexit.register(_check_at_exit)
-    if due:
+    if due:   # on a thread of its own: a large cache's scan takes a second, which no realization should wait for
+        threading.Thread(target=_enforce_quietly, args=(root, keep), name="lazyarr-cache-limit", daemon=True).start()
+
+
+def _enforce_quietly(root: str, keep: str) -> None:
+    try:
         enforce_limit(root, keep)
+    except OSError:   # (another process removing entries at the same time): the next check catches up
+        pass
 
 
 def _check_at_exit() -> None:
