@@ -79,7 +79,8 @@ def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
             doubt.add(u)
         below = [finger[s] for s in u.src]
         finger[u] = [own] + [hash((own, *[f[k] for f in below])) for k in depths]
-        natural[u] = u.size if u.op in (Ops.REDUCE_AXIS, Ops.CALL_RESULT) else \
+        # (a pad is an array of its own size, not a broadcast: `traj[i] = state` pads the state into it)
+        natural[u] = u.size if u.op in (Ops.REDUCE_AXIS, Ops.CALL_RESULT, Ops.PAD) else \
             max(natural[s] for s in u.src) if u.op is not Ops.SHRINK else min(u.size, natural[u.src[0]])
         step = u.op not in _NOT_VALUES
         levels[u] = max(levels[s] for s in u.src) + step
