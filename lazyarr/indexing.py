@@ -27,7 +27,7 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray
 from lazyarr.arrays import Array, check_writable, grad_mode, is_broadcast_view, mark_broadcast_view, wrap
-from lazyarr.graph import (broadcast_shapes, cast_uop, const, expand_uop, flip_uop, pad_uop, reshape_uop,
+from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, flip_uop, pad_uop, reshape_uop,
                            shrink_uop)
 
 
@@ -207,15 +207,29 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     sel = expand_uop(sel, v.shape)
     flips = [a for a, (_, step, c, _) in enumerate(picks) if step < 0 and c > 1]
     v, sel = flip_uop(v, flips), flip_uop(sel, flips)
+    # an integer index of a longer axis selects by position (iota == i, i a kernel argument), so a
+    # loop writing row i (`traj[i] = state`) builds one graph for every i; slices pad into place
+    by_position = [a for a, (_, _, _, kept) in enumerate(picks) if not kept and x.shape[a] > 1]
     lows = []
     for a, (start, step, c, _) in enumerate(picks):
         k = abs(step)
-        lows.append(start + (c - 1) * step if step < 0 else start)
+        lows.append(0 if a in by_position else start + (c - 1) * step if step < 0 else start)
         if k > 1 and c > 1:
             v, sel = _unstride(v, a, k), _unstride(sel, a, k)
-    pads = [(lo, n - lo - s) for lo, n, s in zip(lows, x.shape, v.shape)]
-    v, sel = pad_uop(v, pads), pad_uop(sel, pads)
+    pads = [(lo, n - lo - s) if a not in by_position else (0, 0)
+            for a, (lo, n, s) in enumerate(zip(lows, x.shape, v.shape))]
+    v, sel = expand_uop(pad_uop(v, pads), x.shape), expand_uop(pad_uop(sel, pads), x.shape)
+    for a in by_position:
+        sel = alu(Ops.AND, sel, _position_is(x.shape, a, picks[a][0]))
     x.rebind(UOp(Ops.WHERE, x.dtype, (sel, v, x.uop)))
+
+
+def _position_is(shape: tuple[int, ...], axis: int, i: int) -> UOp:
+    """The bool node of `shape` that is true where the index along `axis` is i."""
+    n = shape[axis]
+    at = reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64),
+                     (1,) * axis + (n,) + (1,) * (len(shape) - axis - 1))
+    return alu(Ops.CMPEQ, expand_uop(at, shape), const(i, dtypes.int64, shape))
 
 
 def _unstride(u: UOp, axis: int, k: int) -> UOp:

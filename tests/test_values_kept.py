@@ -217,3 +217,18 @@ def test_weak_scalar_promotion_is_unchanged():
     np.testing.assert_array_equal((u64 * 12345678901234).numpy(), np.arange(4, dtype=np.uint64) * np.uint64(12345678901234))
     with pytest.raises(OverflowError):
         i8 + 1000
+
+
+def test_writing_row_i_in_a_loop_compiles_once():
+    def trajectory(m, n, start):
+        dt, state, traj = 0.01, m.asarray(start), m.zeros((n, 3))
+        for i in range(n):
+            x, v, z = state[0], state[1], state[2]
+            state = state + dt * m.stack([v, -x - 0.1 * v, -z])
+            traj[i] = state
+        return traj
+    start = [1.0, 0.0, 0.5]
+    np.testing.assert_array_equal(np.asarray(trajectory(xp, 40, start)), trajectory(np, 40, start))
+    programs = len(executor._programs)
+    np.testing.assert_array_equal(np.asarray(trajectory(xp, 60, [0.5, 1.0, 2.0])), trajectory(np, 60, [0.5, 1.0, 2.0]))
+    assert len(executor._programs) <= programs + 1   # (a longer trajectory: one kernel of its shape at most)
