@@ -22,7 +22,7 @@ Kernels come out in dependency order. `ScheduleItem.source` renders a kernel wit
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lazyarr import dtypes, settings
@@ -240,22 +240,25 @@ class Schedule:
     views: dict[UOp, UOp]       # each output (as given, and each held value stored) → the view of its buffer
     buffers: dict[UOp, UOp]     # every realize point → its view, recorded once the kernels ran
     stored: list[UOp] = ()      # the held values stored besides the outputs (`held_values`)
+    programs: list | None = None   # the cache entry's memo of the kernels' programs (executor.compile_all)
 
 
 # A schedule cache entry: the kernels of a graph structure with its input buffers as parameters.
 # A buffer reference is (0, i, real): the i-th input buffer of the graph, or (1, j, real): the j-th
 # new buffer, of size, dtype and device `new[j]`; real: the complex buffer's real view. `points`
 # places each new buffer in the graph (the position of its node in the structure's order), so that
-# `realized` learns them as on a miss. A kernel is (item class, graph, buffer references, device, and
-# for a ScheduleItem, the size arguments' values, the number of outputs, the in-place pairs and
-# which of the schedule's scalars its scalar arguments are, as keyword arguments of the item).
+# `realized` learns them as on a miss. A kernel is (its item without buffers, buffer references):
+# the item of the first schedule (graph, device, size arguments' values, outputs, in-place pairs,
+# which of the schedule's scalars its scalar arguments are, its source once generated), which later
+# schedules copy.
 @dataclass(frozen=True)
 class CachedSchedule:
     new: tuple[tuple[int, DType, Device], ...]
-    kernels: tuple[tuple[type, Any, tuple[tuple[int, int, bool], ...], Device, dict], ...]
+    kernels: tuple[tuple[ScheduleItem | CallItem | CopyItem, tuple[tuple[int, int, bool], ...]], ...]
     outputs: tuple[tuple[tuple[int, int, bool], tuple[int, ...]], ...]
     points: tuple[tuple[int, int], ...]    # (position in the structure's order, new buffer)
     kept: tuple[tuple[int, Device], ...]   # the held values stored: (position in the order, device)
+    programs: list = field(default_factory=list, compare=False)   # executor.compile_all's memo
 
 
 _schedule_cache: dict[tuple, CachedSchedule] = {}
@@ -393,8 +396,12 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
     def buf(ref: tuple[int, int, bool]) -> Buffer:
         b = pools[ref[0]][ref[1]]
         return b.real_view() if ref[2] else b
-    items = [cls(ast, [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs], device, **fields)
-             for cls, ast, refs, device, fields in entry.kernels]
+    items = []
+    for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
+        it = object.__new__(type(template))
+        it.__dict__.update(template.__dict__)
+        it.buffers = [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs]
+        items.append(it)
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points)
@@ -412,14 +419,19 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
             refs[id(b)] = (1, len(new), False)
             new.append((b.size, b.dtype, b.device))
         return refs[id(b)]
-    kernels = tuple((type(it), it.ast, tuple(ref(b) for b in it.buffers), it.device,
-                     {"sizes": it.sizes, "outputs": it.outputs, "_inplace": it.inplace, "slots": it.slots}
-                     if type(it) is ScheduleItem else {}) for it in sched.items)
+    kernels = tuple((_template(it), tuple(ref(b) for b in it.buffers)) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
                    if p in position and ref(view_buffer(v))[0] == 1)
     return CachedSchedule(tuple(new), kernels, outs, points, tuple((position[u], d) for u, d in kept))
+
+
+def _template(item: Any) -> Any:
+    """The item without its buffers, its in-place pairs worked out: what later schedules copy."""
+    if type(item) is ScheduleItem:
+        return replace(item, buffers=[], _inplace=item.inplace)
+    return replace(item, buffers=[])
 
 
 def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = None) -> Schedule:
@@ -440,6 +452,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
         roots = roots + [u for u, _ in kept]
     if entry is not None:
         sched = _instantiate(entry, walked.inputs, order, outputs)
+        sched.programs = entry.programs
     else:
         # realized nodes read from their buffers, liftable constants become the schedule's scalars
         # (so that no pass sees their values); remember which new node was which

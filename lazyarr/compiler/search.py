@@ -146,7 +146,7 @@ def _time(prog: Any, buffers: list[Any], runs: int) -> float:
 
 def _install(item: Any, prog: Any, key: str, executor: Any) -> None:
     """`prog` becomes the kernel's optimised program, now and in the disk cache."""
-    executor._programs[executor._program_key(item)] = prog
+    executor.install(executor._program_key(item), prog)
     if not settings.cache:
         return
     store_copy("kernels", key, ".so", prog.path)   # written atomically, with its hash

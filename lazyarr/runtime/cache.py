@@ -61,6 +61,7 @@ _kind_dirs: set[str] = set()                # folders inside a root already chec
 _verified: dict[str, tuple[int, int]] = {}  # entry path -> (inode, size) verified by this process
 _pending: dict[str, int] = {}               # root -> bytes written since its last size check
 _exit_check = False
+_checks: list[threading.Thread] = []         # the size checks started on threads of their own
 
 
 def cache_key(*parts: str) -> str:
@@ -337,7 +338,9 @@ def _wrote(root: str, nbytes: int, keep: str) -> None:
             _exit_check = True
             atexit.register(_check_at_exit)
     if due:   # on a thread of its own: a large cache's scan takes a second, which no realization should wait for
-        threading.Thread(target=_enforce_quietly, args=(root, keep), name="lazyarr-cache-limit", daemon=True).start()
+        check = threading.Thread(target=_enforce_quietly, args=(root, keep), name="lazyarr-cache-limit", daemon=True)
+        _checks.append(check)
+        check.start()
 
 
 def _enforce_quietly(root: str, keep: str) -> None:
@@ -348,6 +351,8 @@ def _enforce_quietly(root: str, keep: str) -> None:
 
 
 def _check_at_exit() -> None:
+    for check in _checks:   # (a check under way when the process ends would be cut short)
+        check.join()
     for root, pending in list(_pending.items()):
         if pending:
             try:

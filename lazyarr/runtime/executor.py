@@ -28,6 +28,7 @@ from lazyarr.runtime.device import RealView
 from lazyarr.runtime.items import CallItem
 
 _programs: dict[tuple, Any] = {}
+_installed = [0]   # programs put in _programs so far: a memo of compile_all is good while it is unchanged
 _pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_prefix="lazyarr-compile")
 
 
@@ -48,13 +49,35 @@ def get_program(item: Any) -> Any:
     return prog
 
 
-def compile_all(items: list[Any]) -> list[Any]:
+def install(key: tuple, prog: Any) -> None:
+    """`prog` is the program of the kernels of `key` from now on (a search found it faster)."""
+    _programs[key] = prog
+    _installed[0] += 1
+
+
+def compile_all(items: list[Any], memo: list | None = None) -> list[Any]:
     """Compile the kernels of `items` that are not compiled yet: their Python work (codegen) one
     after another, then the compilers in parallel (`settings.threads` at a time). First-tier
     kernels that have become hot start their optimised compile (their codegen here, for at most
-    `settings.optimise_budget` seconds per run; the rest at later runs). Returns the programs."""
-    plans: dict[tuple, Any] = {}
+    `settings.optimise_budget` seconds per run; the rest at later runs). Returns the programs.
+    `memo`: a list the caller keeps for items of the same kernels in the same order (a cached
+    schedule's), which remembers their programs until any program is installed."""
     start = time.perf_counter()
+    if memo and memo[0] is _programs and memo[1] == _installed[0]:
+        programs = memo[2]
+        for prog in programs:
+            hot = getattr(prog, "hot", None)
+            if hot is not None and hot() and time.perf_counter() - start < settings.optimise_budget:
+                prog.optimise()
+        return programs
+    programs = _compile_all(items, start)
+    if memo is not None:
+        memo[:] = [_programs, _installed[0], programs]
+    return programs
+
+
+def _compile_all(items: list[Any], start: float) -> list[Any]:
+    plans: dict[tuple, Any] = {}
     keys = [_program_key(item) for item in items]
     for item, key in zip(items, keys):
         prog = _programs.get(key)
@@ -68,14 +91,15 @@ def compile_all(items: list[Any]) -> list[Any]:
         if len(key) == 3:
             plans[key] = item.device.plan_kernel(item)
         else:
-            _programs[key] = _compile(item)
+            install(key, _compile(item))
     if plans:
         if len(plans) > 1:
             futures = [_pool.submit(p.build) for p in plans.values()]
             built = _with_progress(futures, start)
         else:
             built = [p.build() for p in plans.values()]
-        _programs.update(zip(plans, built))
+        for key, prog in zip(plans, built):
+            install(key, prog)
     return [_programs[k] for k in keys]
 
 
