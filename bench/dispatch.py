@@ -57,7 +57,8 @@ def main() -> None:
     rows = []
     for n in (1_000, 10_000, 100_000, 1_000_000):
         rows.append([f"{n:,}", *scalar_sum(n, args.runs)])
-    print(table(rows, ["float(sum(sin(x * c))), f32", "c changing us", "c fixed us", "NumPy us", "changing / fixed"]))
+    print(table(rows, ["float(sum(sin(x * c))), f32", "c changing us", "c fixed us", "NumPy us",
+                       "changing / fixed"]))
 
 
 def scalar_sum(n: int, runs: int) -> list[str]:

@@ -111,7 +111,8 @@ def game_of_life(xp, data, n):
     board[10:13, 10] = 1                                                       # a blinker
     history = []
     for _ in range(n):
-        around = sum(xp.roll(xp.roll(board, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0))
+        around = sum(xp.roll(xp.roll(board, i, 0), j, 1)
+                     for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0))
         board = xp.astype((around == 3) | ((board == 1) & (around == 2)), xp.int32)
         history.append(int(board.sum()))
     return xp.asarray(history)
@@ -135,8 +136,8 @@ def heat_equation(xp, data, n):
     return u
 
 
-READING = {"gradient_descent": gradient_descent, "game_of_life": game_of_life, "euler_trajectory": euler_trajectory,
-           "heat_equation": heat_equation}
+READING = {"gradient_descent": gradient_descent, "game_of_life": game_of_life,
+           "euler_trajectory": euler_trajectory, "heat_equation": heat_equation}
 
 
 def make_data(seed: int = 0) -> dict:
@@ -194,7 +195,8 @@ def main() -> None:
     n, only = args.iterations, set(filter(None, args.only.split(",")))
     header = ["workload", f"first {n} ms", f"lazyarr {n} ms", f"lazyarr {2 * n} ms", "ratio", f"NumPy {n} ms",
               "x NumPy", "max |diff|"]
-    for title, workloads in (("loops never realized inside", WORKLOADS), ("loops reading a scalar every iteration", READING)):
+    for title, workloads in (("loops never realized inside", WORKLOADS),
+                             ("loops reading a scalar every iteration", READING)):
         rows = measure(workloads, n, args.runs, only)
         if rows:
             print(f"{title}, {n} and {2 * n} iterations (medians of {args.runs})")

@@ -402,7 +402,7 @@ Array.uop = Array.__dict__["_uop"]
 
 def realize(*tensors: Array) -> None:
     """Compute several tensors in one schedule, so shared work runs once. The values that other
-    live arrays hold and the schedule computes are stored too (`lazyarr.realize.held_values`), and
+    live arrays hold and the schedule computes are stored too (`lazyarr.compiler.schedule.held_values`), and
     those arrays read their buffers from then on."""
     for t in tensors:
         if not isinstance(t, Array):

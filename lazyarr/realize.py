@@ -77,7 +77,8 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
                 stored += kept
         walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
     sched = create_schedule(outputs, walked)
-    programs = executor.compile_all(sched.items, sched.programs)   # first: a kernel that fails to compile leaves nothing marked computed
+    # compiled first: a kernel that fails to compile leaves nothing marked computed
+    programs = executor.compile_all(sched.items, sched.programs)
     marked = []
     for found in (sched.buffers, sched.views):
         for p, v in found.items():

@@ -108,8 +108,8 @@ adaptive_threads: bool = bool(_env_int("LAZYARR_ADAPTIVE_THREADS", 1))
 # kernel sources, compiled programs and compiled objects includes `config()` in its key, so a
 # setting changed mid-process (or between processes sharing the disk cache) never serves what
 # another setting made. (The others change how work is done, not what is computed or generated.)
-CODE_SETTINGS = ("transcendentals", "opts", "threads", "generic_sizes", "split_reduceop", "reduceop_split_threshold",
-                 "reduceop_split_size", "cc", "fast_cc")
+CODE_SETTINGS = ("transcendentals", "opts", "threads", "generic_sizes", "split_reduceop",
+                 "reduceop_split_threshold", "reduceop_split_size", "cc", "fast_cc")
 
 
 class _Settings(type(os)):

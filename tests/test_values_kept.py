@@ -42,7 +42,8 @@ class Counts:
 
 def data_made(how, n=500):
     """The same (n, 4) float64 matrix, made the ways users make arrays."""
-    values = np.sin(np.arange(n * 4, dtype=np.float64).reshape(n, 4) / 1000 * 3.0) + 0.1 * np.arange(n * 4).reshape(n, 4) / 1000
+    t = np.arange(n * 4, dtype=np.float64).reshape(n, 4) / 1000
+    values = np.sin(t * 3.0) + 0.1 * t
     if how == "program":   # computed by the program itself: lazy until the loop reads it
         t = xp.arange(n * 4, dtype=xp.float64).reshape(n, 4) / 1000
         return xp.sin(t * 3.0) + 0.1 * t, values
@@ -164,7 +165,8 @@ def test_a_changing_scalar_compiles_once(make):
     for i in range(50):
         c = 0.1 + 0.0137 * i
         got = float(xp.sum(xp.sin(x * make(c))))
-        assert math.isclose(got, float(np.sum(np.sin(xn * np.float32(c)), dtype=np.float64)), rel_tol=1e-4, abs_tol=1e-3)
+        want = float(np.sum(np.sin(xn * np.float32(c)), dtype=np.float64))
+        assert math.isclose(got, want, rel_tol=1e-4, abs_tol=1e-3)
     assert len(executor._programs) == programs
 
 
@@ -214,7 +216,8 @@ def test_weak_scalar_promotion_is_unchanged():
     assert (i8 + 100).dtype == xp.int8
     np.testing.assert_array_equal((i8 + 100).numpy(), np.arange(4, dtype=np.int8) + np.int8(100))
     u64 = xp.asarray(np.arange(4, dtype=np.uint64))
-    np.testing.assert_array_equal((u64 * 12345678901234).numpy(), np.arange(4, dtype=np.uint64) * np.uint64(12345678901234))
+    want = np.arange(4, dtype=np.uint64) * np.uint64(12345678901234)
+    np.testing.assert_array_equal((u64 * 12345678901234).numpy(), want)
     with pytest.raises(OverflowError):
         i8 + 1000
 
@@ -230,5 +233,6 @@ def test_writing_row_i_in_a_loop_compiles_once():
     start = [1.0, 0.0, 0.5]
     np.testing.assert_array_equal(np.asarray(trajectory(xp, 40, start)), trajectory(np, 40, start))
     programs = len(executor._programs)
-    np.testing.assert_array_equal(np.asarray(trajectory(xp, 60, [0.5, 1.0, 2.0])), trajectory(np, 60, [0.5, 1.0, 2.0]))
+    other = [0.5, 1.0, 2.0]
+    np.testing.assert_array_equal(np.asarray(trajectory(xp, 60, other)), trajectory(np, 60, other))
     assert len(executor._programs) <= programs + 1   # (a longer trajectory: one kernel of its shape at most)

@@ -74,7 +74,8 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
     """Run the codegen stages on a rangeified kernel and render it. `opts`: the kernel
     optimisation actions (None: the heuristic's; [] for none)."""
     name = name or kernel_name(sink)
-    arguments = sink.arg   # (buffers, sizes, scalars) the launch passes (rangeify's count), which stages may not keep
+    # (buffers, sizes, scalars) the launch passes (rangeify's count), which stages may not keep
+    arguments = sink.arg
     target = Target.of(renderer, transcendentals)
     if settings.debug >= 3:
         print(f"=== kernel {name}\n{pretty(sink, limit=200)}")

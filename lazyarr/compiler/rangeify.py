@@ -116,7 +116,8 @@ class RangeifyContext:
         order, so that the kernel does not depend on the rest of the schedule)."""
         arg = self.scalar_args.get(var)
         if arg is None:
-            lo, hi = (-math.inf, math.inf) if var.dtype.is_float else (dtypes.min_value(var.dtype), dtypes.max_value(var.dtype))
+            d = var.dtype
+            lo, hi = (-math.inf, math.inf) if d.is_float else (dtypes.min_value(d), dtypes.max_value(d))
             arg = self.scalar_args[var] = UOp(Ops.DEFINE_VAR, var.dtype, (), (f"s{len(self.scalars)}", lo, hi))
             self.scalars.append(var)
         return arg
@@ -293,7 +294,8 @@ pm_rangeify = PatternMatcher([
      lambda ix, d: index(d.src[0], ix.src[1:-1], ix.src[-1])),
     (P(Ops.INDEX, src=(P(Ops.GATHER, name="gather"),), allow_any_len=True, name="ix"), push_gather),
     (P(Ops.INDEX, src=(P(Ops.CONST, name="c"),), allow_any_len=True), lambda c: c),
-    (P(Ops.INDEX, src=(P(Ops.DEFINE_VAR, name="v"),), allow_any_len=True), lambda ctx, v: ctx.scalar_for(v) if v.arg[0] == "scalar" else None),
+    (P(Ops.INDEX, src=(P(Ops.DEFINE_VAR, name="v"),), allow_any_len=True),   # a schedule's scalar: an argument
+     lambda ctx, v: ctx.scalar_for(v) if v.arg[0] == "scalar" else None),
     (P(Ops.INDEX, src=(P(Ops.IOTA),), allow_any_len=True, name="ix"), lambda ix: ix.src[1]),
     (P(Ops.INDEX, src=(P(Ops.BUFFER, name="buf"),), allow_any_len=True, name="ix"), load_buffer),
 ])

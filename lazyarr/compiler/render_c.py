@@ -562,7 +562,8 @@ class CRenderer(Renderer):
                     names[u] = fresh("val" if op is Ops.LOAD else "alu")
                     emit(f"const {c_type(u.dtype)} {names[u]} = {expr};")
         if any("lz_threads" in p for p in pragmas.values()):   # the thread count follows the buffers
-            params.append(f"  const int lz_threads = (int)args[{buffers + (sum(arguments[1:3]) if arguments else 0)}];")
+            words = buffers + (sum(arguments[1:3]) if arguments else 0)   # (after the sizes and scalars)
+            params.append(f"  const int lz_threads = (int)args[{words}];")
         head = [*self.prelude(program), *self.helpers.values()]
         return "\n".join(head + self.signature(name, params) + lines + ["}"]) + "\n"
 

@@ -218,7 +218,8 @@ class OpenCLRenderer(CRenderer):
             return [f"__kernel void {name}({', '.join(ordered + sizes + self._scalars)}) {{"]
         # more than the device takes: the sizes travel in one buffer (the launch makes it), the scalars after it
         params = ordered + ['__global const long* restrict lz_sizes'] + self._scalars
-        return [f"__kernel void {name}({', '.join(params)}) {{", *(f"  {p} = lz_sizes[{k}];" for k, p in enumerate(sizes))]
+        return [f"__kernel void {name}({', '.join(params)}) {{",
+                *(f"  {p} = lz_sizes[{k}];" for k, p in enumerate(sizes))]
 
     def open_range(self, r: UOp, size: str) -> str:
         v = f"r{r.arg}"

@@ -409,7 +409,8 @@ def scalar_var(dtype: DType, k: int) -> UOp:
 # the dtypes whose constants travel as kernel arguments, and the values kept in the code instead
 # because they make it better (x*1, x+0, x*-1, x*x for a power of 2, a halving; powers of two in
 # integer arithmetic become shifts and masks)
-LIFTED_DTYPES = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})
+LIFTED_DTYPES = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32,
+                           dtypes.uint64})
 BAKED_FLOATS = frozenset({0.0, 1.0, -1.0, 2.0, 0.5})
 
 

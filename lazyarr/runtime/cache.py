@@ -338,7 +338,8 @@ def _wrote(root: str, nbytes: int, keep: str) -> None:
             _exit_check = True
             atexit.register(_check_at_exit)
     if due:   # on a thread of its own: a large cache's scan takes a second, which no realization should wait for
-        check = threading.Thread(target=_enforce_quietly, args=(root, keep), name="lazyarr-cache-limit", daemon=True)
+        check = threading.Thread(target=_enforce_quietly, args=(root, keep), name="lazyarr-cache-limit",
+                                 daemon=True)
         _checks.append(check)
         check.start()
 
