@@ -156,20 +156,26 @@ def _op(op: Ops):
 
 # ---- arithmetic ------------------------------------------------------------------------------
 
+# the builders of the commonest operations, made once (a closure made per call costs every operation)
+def _add(a: UOp, b: UOp) -> UOp: return alu(Ops.OR if a.dtype.kind == "b" else Ops.ADD, a, b)
+def _multiply(a: UOp, b: UOp) -> UOp: return alu(Ops.AND if a.dtype.kind == "b" else Ops.MUL, a, b)
+_subtract, _divide = _op(Ops.SUB), _op(Ops.FDIV)
+
+
 def add(x1: Any, x2: Any, /) -> Array:
-    return _binary("add", x1, x2, lambda a, b: alu(Ops.OR if a.dtype.kind == "b" else Ops.ADD, a, b), "numeric")
+    return _binary("add", x1, x2, _add, "numeric")
 
 
 def subtract(x1: Any, x2: Any, /) -> Array:
-    return _binary("subtract", x1, x2, _op(Ops.SUB), "number")
+    return _binary("subtract", x1, x2, _subtract, "number")
 
 
 def multiply(x1: Any, x2: Any, /) -> Array:
-    return _binary("multiply", x1, x2, lambda a, b: alu(Ops.AND if a.dtype.kind == "b" else Ops.MUL, a, b), "numeric")
+    return _binary("multiply", x1, x2, _multiply, "numeric")
 
 
 def divide(x1: Any, x2: Any, /) -> Array:
-    return _binary("divide", x1, x2, _op(Ops.FDIV), "numeric", to_float=True)
+    return _binary("divide", x1, x2, _divide, "numeric", to_float=True)
 
 
 def _int_floor_divide(a: UOp, b: UOp) -> UOp:
