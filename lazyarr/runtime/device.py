@@ -74,6 +74,11 @@ class Device:
         scalars) runs the kernel."""
         raise NotImplementedError
 
+    def compile_many(self, kernels: list[tuple[str, str]]) -> list[Any]:
+        """The programs of several kernels, (name, source) each: a device whose compiler costs
+        about the same for one kernel or many (OpenCL) builds them together."""
+        return [self.compile(name, source) for name, source in kernels]
+
     @property
     def renderer(self) -> Any:
         raise NotImplementedError

@@ -25,7 +25,7 @@ from lazyarr import settings
 from lazyarr.compiler.uop import UOp
 from lazyarr.runtime.call_abi import as_numpy_args, c_wrapper, scalar_bits
 from lazyarr.runtime.device import RealView
-from lazyarr.runtime.items import CallItem
+from lazyarr.runtime.items import CallItem, ScheduleItem
 
 _programs: dict[tuple, Any] = {}
 _installed = [0]   # programs put in _programs so far: a memo of compile_all is good while it is unchanged
@@ -78,6 +78,7 @@ def compile_all(items: list[Any], memo: list | None = None) -> list[Any]:
 
 def _compile_all(items: list[Any], start: float) -> list[Any]:
     plans: dict[tuple, Any] = {}
+    together: dict[Any, dict[tuple, Any]] = {}   # per device: the kernels it builds as one program
     keys = [_program_key(item) for item in items]
     for item, key in zip(items, keys):
         prog = _programs.get(key)
@@ -90,8 +91,13 @@ def _compile_all(items: list[Any], start: float) -> list[Any]:
             continue
         if len(key) == 3:
             plans[key] = item.device.plan_kernel(item)
+        elif type(item) is ScheduleItem:
+            together.setdefault(item.device, {})[key] = item   # built in one program, below
         else:
             install(key, _compile(item))
+    for device, kernels in together.items():
+        for key, prog in zip(kernels, device.compile_many([(it.name, it.source) for it in kernels.values()])):
+            install(key, prog)
     if plans:
         if len(plans) > 1:
             futures = [_pool.submit(p.build) for p in plans.values()]
