@@ -1,5 +1,10 @@
 """Loops never realized inside: NumPy's answers, work linear in the number of iterations, and no
 internal limit (rewrite fixpoints, recursion) reached by a graph that grows without bound."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,6 +13,8 @@ from bench.iterative import WORKLOADS, data_for
 from lazyarr import settings
 from lazyarr.compiler import schedule
 from tests.helpers import assert_close
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("name", WORKLOADS)
@@ -91,3 +98,28 @@ def test_a_loop_over_an_array_made_of_constants_is_stored_when_it_grows():
         m = sum(np.roll(np.roll(ref, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1)) - ref
         ref = ((m == 3) | ((ref == 1) & (m == 2))).astype(np.float64)
     np.testing.assert_array_equal(g.numpy(), ref)
+
+
+STAGES_OF_A_LOOP = """
+import lazyarr as xp
+from lazyarr.compiler.stages import graph_nodes, stage_anchors
+state, traj = xp.asarray([1.0, 0.0, 0.5]), xp.zeros((40, 3))
+for i in range(40):
+    x, v, z = state[0], state[1], state[2]
+    state = state + 0.01 * xp.stack([v, -x - 0.1 * v, -z])
+    traj[i] = state
+order = graph_nodes([traj.uop])
+where = {u: k for k, u in enumerate(order)}
+print([where[a] for a, _ in stage_anchors([traj.uop], traj.device)])
+"""
+
+
+def test_a_graph_is_cut_into_the_same_stages_in_every_process():
+    # the stages' anchors hash structure: with Python's per-process hashes (strings, enums, ids),
+    # each run cut the graph elsewhere, into other kernels, and compiled kernels no run had before
+    runs = [subprocess.run([sys.executable, "-c", STAGES_OF_A_LOOP], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "PYTHONHASHSEED": seed}, cwd=ROOT) for seed in ("1", "2", "3")]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    anchors = [r.stdout for r in runs]
+    assert anchors[0] == anchors[1] == anchors[2] and len(eval(anchors[0])) > 3, anchors

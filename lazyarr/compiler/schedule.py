@@ -117,29 +117,33 @@ def recomputed_values(order: list[UOp], points: set[UOp]) -> set[UOp]:
             for s in set(u.src):
                 users.setdefault(s, []).append(u)
     limit = RECOMPUTE_CONTEXTS_ELEMENTWISE + 1   # (enough to know there are more)
-    seen: dict[UOp, frozenset] = {}    # the contexts (key, offsets) in which each node's sources see it
+    # the contexts (key, offsets) in which each node's sources see it. Keys are positions in `order`
+    # and offsets tuples, never ids or None (whose hashes change from run to run), so that which
+    # contexts a full set keeps, and so the schedule, is the same in every process
+    seen: dict[UOp, frozenset] = {}
     found: set[UOp] = set()
+    position = {u: i for i, u in enumerate(order)}
     for u in reversed(order):
         contexts: set = set()
         for v in users.get(u, ()):
             if v in points or v in found:
-                contexts.add((id(v), None))
+                contexts.add((position[v], ()))
             elif v.op in _SAME_INDEX:
                 contexts.update(seen[v])
             elif v.op is Ops.SHRINK:
                 begins = tuple(b for b, _ in v.arg)
-                contexts.update((k, begins if off is None else tuple(map(sum, zip(off, begins)))) for k, off in seen[v])
+                contexts.update((k, tuple(map(sum, zip(off, begins))) if off else begins) for k, off in seen[v])
             else:
-                contexts.update((hash((id(v), c)), None) for c in seen[v])
+                contexts.update((hash((position[v], c)), ()) for c in seen[v])
             if len(contexts) >= limit:
                 break
         if not contexts:   # a root
-            contexts = {(id(u), None)}
+            contexts = {(position[u], ())}
         bound = RECOMPUTE_CONTEXTS if reduces[u] else RECOMPUTE_CONTEXTS_ELEMENTWISE
         if len(contexts) > bound and u not in points and u.op not in GroupOp.Movement and u.src and \
                 not is_buffer_view(u) and u.dtype.itemsize and not positional[u]:
             found.add(u)
-            contexts = {(id(u), None)}
+            contexts = {(position[u], ())}
         seen[u] = frozenset(list(contexts)[:limit])
     return found
 

@@ -22,9 +22,12 @@ leaf tensor's marker is not in doubt) is not an anchor.
 """
 from __future__ import annotations
 
+import struct
+import zlib
+from enum import Enum
 from typing import Any
 
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, liftable
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, liftable
 
 FINGERPRINT_DEPTH = 3
 ANCHOR_EVERY = 8
@@ -67,7 +70,8 @@ def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
     for u in order:
         shape = None if u.op is Ops.CALL else u.shape   # a call has results, not a shape
         # (a buffer, and a constant whose value is a kernel argument, count by their kind alone)
-        own = hash((u.op, id(u.dtype), shape, None if u.op is Ops.BUFFER or liftable(u) else _arg_key(u.arg)))
+        own = hash((u.op.value, stable_hash(u.dtype), stable_hash(shape),
+                    0 if u.op is Ops.BUFFER or liftable(u) else stable_hash(u.arg)))
         if u._view is not None or not u.src:   # a leaf
             finger[u], levels[u], natural[u] = [own] * (FINGERPRINT_DEPTH + 1), 0, u.size
             found[u] = u.arg.device if u.op is Ops.BUFFER else _storage_device(u._view) if u.op is Ops.NOOP else None
@@ -90,6 +94,25 @@ def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
             levels[u] = 0
             found[u] = found[u] or device
     return anchors
+
+
+def stable_hash(x: Any) -> int:
+    """A hash of x that is the same in every process (Python's hashes of strings, enums and None
+    change from run to run), so that a graph is cut at the same anchors, into the same kernels,
+    every time."""
+    t = type(x)
+    if t is int or t is bool:
+        return hash(x)
+    if t is tuple:
+        return hash(tuple(stable_hash(e) for e in x))
+    if t is float:
+        return struct.unpack("<q", struct.pack("<d", x))[0] if x == x else 1
+    if x is None:
+        return 0
+    if isinstance(x, Enum):
+        return stable_hash(x.value)
+    text = x if t is str else getattr(x, "name", None)
+    return zlib.crc32((text if isinstance(text, str) else t.__name__).encode())
 
 
 def _storage_device(view: UOp | None) -> Any:
