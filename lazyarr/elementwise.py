@@ -162,6 +162,35 @@ def _multiply(a: UOp, b: UOp) -> UOp: return alu(Ops.AND if a.dtype.kind == "b" 
 _subtract, _divide = _op(Ops.SUB), _op(Ops.FDIV)
 
 
+def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
+    """The operator `x (op) other` (or `other (op) x`, reflected) with the commonest operands recorded
+    directly: a float array and a Python float or int, an integer array and a Python int (ADD, SUB
+    and MUL), or two arrays of one dtype, shape and device. The result's dtype is the array's (weak
+    scalars take it), the sources need no cast or broadcast, and the op's dtype rule holds; any
+    other operands go to `general`, the operator's general form. (A loop records dozens of these
+    an iteration: the calls this saves are most of the time it takes to record one.)"""
+    ints = op is not Ops.FDIV
+
+    def operator(x: Array, other: Any) -> Any:
+        u = x._uop
+        d, kind, t = u.dtype, u.dtype.kind, type(other)
+        if kind == "f" and (t is float or t is int) or kind in "iu" and ints and t is int:
+            if kind != "f":
+                dtypes.check_scalar_fits(other, d)
+            shape = u.shape
+            c = const(other, d, shape)
+            n = UOp(op, d, (c, u) if reflected else (u, c))
+        elif t is Array.made and (kind == "f" or kind in "iu" and ints) and (v := other._uop).dtype is d and \
+                other.device is x.device and (shape := u.shape) == v.shape:
+            n = UOp(op, d, (v, u) if reflected else (u, v))
+        else:
+            return general(x, other)
+        if n._shape is None:
+            n._shape = shape
+        return Array._from_uop(n, x.device)
+    return operator
+
+
 def add(x1: Any, x2: Any, /) -> Array:
     return _binary("add", x1, x2, _add, "numeric")
 

@@ -39,6 +39,11 @@ def _binary(fn, reflected: bool = False):
     return op
 
 
+def _fast(op: Ops, fn):
+    """The operator and its reflected form, the commonest operands recorded directly (`ew.fast_operator`)."""
+    return ew.fast_operator(op, _binary(fn)), ew.fast_operator(op, _binary(fn, True), reflected=True)
+
+
 def _inplace(fn):
     """An in-place operator (__iadd__): self rebound to fn(self, other), in self's shape and dtype."""
     def op(self: Tensor, other: Any) -> Tensor:
@@ -186,10 +191,13 @@ class Tensor(Array):
             self.requires_grad_()
 
     # ---- operators ---------------------------------------------------------------------------
-    __add__, __radd__, __iadd__ = _binary(ew.add), _binary(ew.add, True), _inplace(ew.add)
-    __sub__, __rsub__, __isub__ = _binary(ew.subtract), _binary(ew.subtract, True), _inplace(ew.subtract)
-    __mul__, __rmul__, __imul__ = _binary(ew.multiply), _binary(ew.multiply, True), _inplace(ew.multiply)
-    __truediv__, __rtruediv__, __itruediv__ = _binary(ew.divide), _binary(ew.divide, True), _inplace(ew.divide)
+    __add__, __radd__ = _fast(Ops.ADD, ew.add)
+    __sub__, __rsub__ = _fast(Ops.SUB, ew.subtract)
+    __mul__, __rmul__ = _fast(Ops.MUL, ew.multiply)
+    __truediv__, __rtruediv__ = _fast(Ops.FDIV, ew.divide)
+    __iadd__, __isub__ = _inplace(ew.fast_operator(Ops.ADD, ew.add)), _inplace(ew.fast_operator(Ops.SUB, ew.subtract))
+    __imul__ = _inplace(ew.fast_operator(Ops.MUL, ew.multiply))
+    __itruediv__ = _inplace(ew.fast_operator(Ops.FDIV, ew.divide))
     __floordiv__, __rfloordiv__, __ifloordiv__ = (_binary(ew.floor_divide), _binary(ew.floor_divide, True),
                                                   _inplace(ew.floor_divide))
     __mod__, __rmod__, __imod__ = _binary(ew.remainder), _binary(ew.remainder, True), _inplace(ew.remainder)

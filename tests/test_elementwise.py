@@ -212,6 +212,41 @@ def test_operators_and_reflected_operators(op):
     check(run_np(lambda x, y: getattr(x, op)(y), a, xp.asarray(b)), run_np(lambda x, y: getattr(x, op)(y), a, b))
 
 
+OPERATOR_FUNCTIONS = {"__add__": xp.add, "__sub__": xp.subtract, "__mul__": xp.multiply, "__truediv__": xp.divide}
+OPERAND_DTYPES = ["float32", "float64", "float16", "int8", "int32", "uint8", "int64", "bool", "complex64"]
+
+
+@pytest.mark.parametrize("op", OPERATOR_FUNCTIONS)
+@pytest.mark.parametrize("dtype", OPERAND_DTYPES)
+def test_operators_build_the_graph_of_their_function(op, dtype):
+    # the arithmetic operators record their commonest operands directly (ew.fast_operator): the same
+    # nodes as the namespace function (nodes are interned), the same errors, for every operand kind
+    fn = OPERATOR_FUNCTIONS[op]
+    x = xp.asarray(np.array([[1, 2, 3], [4, 5, 6]]).astype(dtype))
+    others = [2, -1, 0, 300, 2 ** 70, 0.5, -0.0, float("nan"), True, 1j, np.float32(2.0), xp.ones_like(x),
+              xp.ones((3,), dtype=x.dtype), xp.ones((2, 3), dtype=xp.float64), xp.asarray(7, dtype=x.dtype),
+              [1, 2, 3]]
+    for other in others:
+        for got, want in ((lambda: getattr(x, op)(other), lambda: fn(x, other)),
+                          (lambda: getattr(x, op.replace("__", "__r", 1))(other), lambda: fn(other, x))):
+            try:
+                expected = want()
+            except Exception as e:
+                with pytest.raises(type(e)):
+                    r = got()
+                    if r is NotImplemented:
+                        raise TypeError
+                continue
+            result = got()
+            if isinstance(other, (np.generic, list)):   # (a new buffer each time: equal values)
+                assert result.dtype == expected.dtype
+                np.testing.assert_array_equal(np.asarray(result), np.asarray(expected))
+            else:
+                assert result.uop is expected.uop and result.device is expected.device, (op, dtype, other)
+    with xp.no_grad():
+        assert getattr(x, op)(2).uop is fn(x, 2).uop
+
+
 def test_bitwise_operators_and_inplace_forms():
     a = np.array([1, 6, -3], dtype=np.int16)
     t = xp.asarray(a)
