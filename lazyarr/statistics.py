@@ -38,19 +38,24 @@ _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum
 
 def reduce(x: Array, op: Ops, axis: Any = None, keepdims: bool = False, dtype: DType | None = None) -> Array:
     """The reduction `op` of x over `axis` (all axes when None), computed in `dtype`."""
-    axes = normalize_axes(axis, x.ndim)
+    shape = x.shape
+    axes = normalize_axes(axis, len(shape))
     u = cast_uop(x.uop, dtype or x.dtype)
-    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
-    if builtins.any(x.shape[a] == 0 for a in axes):
+    kept = tuple(1 if i in axes else s for i, s in enumerate(shape))
+    if 0 in shape and builtins.any(shape[a] == 0 for a in axes):
         if op in (Ops.MAX, Ops.MIN):
             raise ValueError(f"zero-size array to reduction operation {_NAMES[op]} which has no identity")
         out = const(reduce_identity(op, u.dtype), u.dtype, kept)
     elif math.prod(kept) == 0:
         out = const(0, u.dtype, kept)
     else:
-        out = UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes)) if axes else u
+        out = u
+        if axes:
+            out = UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes))
+            if out._shape is None:   # (the shape rule's answer, known here)
+                out._shape = kept
     if not keepdims:
-        out = reshape_uop(out, tuple(s for i, s in enumerate(x.shape) if i not in axes))
+        out = reshape_uop(out, tuple(s for i, s in enumerate(shape) if i not in axes))
     return wrap(out, x.device)
 
 
