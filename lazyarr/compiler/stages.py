@@ -68,10 +68,11 @@ def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
     anchors: list[tuple[UOp, Any]] = []
     depths = range(FINGERPRINT_DEPTH)
     for u in order:
-        shape = None if u.op is Ops.CALL else u.shape   # a call has results, not a shape
+        shape = () if u.op is Ops.CALL else u.shape   # a call has results, not a shape
         # (a buffer, and a constant whose value is a kernel argument, count by their kind alone)
-        own = hash((u.op.value, stable_hash(u.dtype), stable_hash(shape),
-                    0 if u.op is Ops.BUFFER or liftable(u) else stable_hash(u.arg)))
+        arg = u.arg   # (shapes and movement args are tuples of ints, whose hashes are stable already)
+        own = hash((u.op.value, _dtype_hash(u.dtype), shape, 0 if arg is None or u.op is Ops.BUFFER or liftable(u)
+                    else hash(arg) if u.op in GroupOp.Movement else stable_hash(arg)))
         if u._view is not None or not u.src:   # a leaf
             finger[u], levels[u], natural[u] = [own] * (FINGERPRINT_DEPTH + 1), 0, u.size
             found[u] = u.arg.device if u.op is Ops.BUFFER else _storage_device(u._view) if u.op is Ops.NOOP else None
@@ -113,6 +114,16 @@ def stable_hash(x: Any) -> int:
         return stable_hash(x.value)
     text = x if t is str else getattr(x, "name", None)
     return zlib.crc32((text if isinstance(text, str) else t.__name__).encode())
+
+
+_dtype_hashes: dict[int, int] = {}
+
+
+def _dtype_hash(d: Any) -> int:
+    h = _dtype_hashes.get(id(d))   # (dtypes are interned)
+    if h is None:
+        h = _dtype_hashes[id(d)] = stable_hash(d)
+    return h
 
 
 def _storage_device(view: UOp | None) -> Any:
