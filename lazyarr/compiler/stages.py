@@ -10,7 +10,9 @@ buffers of the anchors before it; then the graph itself is realized, reading the
 Anchors are chosen by content, so that the same node of every iteration of a loop is one: a value
 whose structure down to `FINGERPRINT_DEPTH` levels (ops, dtypes, arguments and shapes, not which
 buffers it reads nor the values of the constants that are kernel arguments) hashes to 0 modulo
-`ANCHOR_EVERY`. Each iteration's piece of the graph then has
+`ANCHOR_EVERY`, a hash that is the same in every process (`stable_hash`: Python's own hashes of
+strings, enums and None are not), so a program is cut into the same kernels in every run and a
+warm kernel cache serves them all. Each iteration's piece of the graph then has
 the same structure, and the schedule cache serves every piece after the first. Where no anchor
 comes for `MAX_LEVELS` levels of computation along a path, the value there is one anyway. Only
 values that can be stored as they are become anchors: not movement ops or markers (their sources
