@@ -24,6 +24,7 @@ leaf tensor's marker is not in doubt) is not an anchor.
 """
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from enum import Enum
@@ -62,41 +63,52 @@ def needs_stages(order: list[UOp], limit: int) -> bool:
 def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
     """The values to realize before `roots` (on `device`), in dependency order, with their devices."""
     order = graph_nodes(roots)
-    finger: dict[UOp, list[int]] = {}   # node → its structure's hash down to 0, 1, ... levels
-    levels: dict[UOp, int] = {}         # levels of computation since the last anchor
-    natural: dict[UOp, int] = {}        # the most elements of the unbroadcast values it reads
-    found: dict[UOp, Any] = {}          # the device of the storage a node reads (None: none known)
-    doubt: set[UOp] = set()             # nodes reading values realized elsewhere, of no storage known
+    # node → (its structure's hashes down to 0, 1, ... levels; the levels of computation since the
+    # last anchor; the most elements of the unbroadcast values it reads; the device of the storage
+    # it reads, None if none is known; whether it reads values realized elsewhere, of no storage known)
+    info: dict[UOp, tuple] = {}
     anchors: list[tuple[UOp, Any]] = []
-    depths = range(FINGERPRINT_DEPTH)
+    skip, BUFFER, CALL, COPY, NOOP = set(roots), Ops.BUFFER, Ops.CALL, Ops.COPY, Ops.NOOP
     for u in order:
-        shape = () if u.op is Ops.CALL else u.shape   # a call has results, not a shape
-        # (a buffer, and a constant whose value is a kernel argument, count by their kind alone)
-        arg = u.arg   # (shapes and movement args are tuples of ints, whose hashes are stable already)
-        own = hash((u.op.value, _dtype_hash(u.dtype), shape, 0 if arg is None or u.op is Ops.BUFFER or liftable(u)
-                    else hash(arg) if u.op in GroupOp.Movement else stable_hash(arg)))
+        op, arg = u.op, u.arg
+        shape = () if op is CALL else u.shape   # a call has results, not a shape
+        # (a buffer, and a constant whose value is a kernel argument, count by their kind alone;
+        # shapes and movement args are tuples of ints, whose hashes are stable already)
+        own = hash((op.value, _dtype_hash(u.dtype), shape, 0 if arg is None or op is BUFFER or liftable(u)
+                    else hash(arg) if op in GroupOp.Movement else stable_hash(arg)))
         if u._view is not None or not u.src:   # a leaf
-            finger[u], levels[u], natural[u] = [own] * (FINGERPRINT_DEPTH + 1), 0, u.size
-            found[u] = u.arg.device if u.op is Ops.BUFFER else _storage_device(u._view) if u.op is Ops.NOOP else None
-            if found[u] is None and u._view is not None:
-                doubt.add(u)
+            dev = arg.device if op is BUFFER else _storage_device(u._view) if op is NOOP else None
+            info[u] = ((own,) * (FINGERPRINT_DEPTH + 1), 0, math.prod(shape), dev, dev is None and u._view is not None)
             continue
-        found[u] = u.arg if u.op is Ops.COPY else next((found[s] for s in u.src if found[s] is not None), None)
-        if found[u] is None and any(s in doubt for s in u.src):
-            doubt.add(u)
-        below = [finger[s] for s in u.src]
-        finger[u] = [own] + [hash((own, *[f[k] for f in below])) for k in depths]
+        below = [info[s] for s in u.src]
+        if len(below) == 1:
+            (f, level, natural, dev, doubt), = below
+            finger = (own, *[hash((own, h)) for h in f[:FINGERPRINT_DEPTH]])
+        else:
+            finger = (own, *[hash((own, *col)) for col in zip(*[b[0] for b in below])][:FINGERPRINT_DEPTH])
+            level, natural = max(b[1] for b in below), max(b[2] for b in below)
+            dev = next((b[3] for b in below if b[3] is not None), None)
+            doubt = dev is None and any(b[4] for b in below)
+        if op is COPY:
+            dev = arg
+        doubt = doubt and dev is None
+        size = math.prod(shape)
         # (a pad is an array of its own size, not a broadcast: `traj[i] = state` pads the state into it)
-        natural[u] = u.size if u.op in (Ops.REDUCE_AXIS, Ops.CALL_RESULT, Ops.PAD) else \
-            max(natural[s] for s in u.src) if u.op is not Ops.SHRINK else min(u.size, natural[u.src[0]])
-        step = u.op not in _NOT_VALUES
-        levels[u] = max(levels[s] for s in u.src) + step
-        storable = step and u.dtype.itemsize and 0 < u.size <= natural[u] and u not in roots and u not in doubt
-        if storable and (finger[u][-1] % ANCHOR_EVERY == 0 or levels[u] >= MAX_LEVELS):
-            anchors.append((u, found[u] or device))
-            levels[u] = 0
-            found[u] = found[u] or device
+        if op in _OWN_SIZE:
+            natural = size
+        elif op is Ops.SHRINK:
+            natural = min(size, natural)
+        step = op not in _NOT_VALUES
+        level += step
+        if step and u.dtype.itemsize and 0 < size <= natural and u not in skip and not doubt and \
+                (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
+            anchors.append((u, dev or device))
+            level, dev = 0, dev or device
+        info[u] = (finger, level, natural, dev, doubt)
     return anchors
+
+
+_OWN_SIZE = (Ops.REDUCE_AXIS, Ops.CALL_RESULT, Ops.PAD)
 
 
 def stable_hash(x: Any) -> int:
