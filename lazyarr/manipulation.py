@@ -12,6 +12,7 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, normalize_axes,
                            normalize_axis, pad_uop, permute_uop, reshape_uop, shrink_uop)
@@ -175,23 +176,28 @@ def concat(arrays: Sequence[Array], /, axis: int | None = 0) -> Array:
     for t in ts[1:]:
         if any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != ax):
             raise ValueError(f"concat: shapes {ts[0].shape} and {t.shape} differ outside axis {ax}")
-    dtype = dtypes.promote_types(*(t.dtype for t in ts))
-    total = sum(t.shape[ax] for t in ts)
-    shape = tuple(total if i == ax else n for i, n in enumerate(ts[0].shape))
+    return wrap(_joined([t.uop for t in ts], dtypes.promote_types(*(t.dtype for t in ts)), ax), ts[0].device)
+
+
+def _joined(parts: list[UOp], dtype: DType, ax: int) -> UOp:
+    """`parts` (of one shape but along axis ax) joined along ax, in `dtype`."""
+    ndim = len(parts[0].shape)
+    total = sum(p.shape[ax] for p in parts)
+    shape = tuple(total if i == ax else n for i, n in enumerate(parts[0].shape))
     position = UOp(Ops.IOTA, dtypes.index, (), total)   # the index along the axis
     out, offset = None, 0
-    for t in ts:
+    for p in parts:
         pad = [(0, 0)] * ndim
-        pad[ax] = (offset, total - offset - t.shape[ax])
-        piece = pad_uop(cast_uop(t.uop, dtype), pad)
+        pad[ax] = (offset, total - offset - p.shape[ax])
+        piece = pad_uop(cast_uop(p, dtype), pad)
         if out is None:
             out = piece
         else:   # from this piece's offset on, this piece (a sum of zero padding would lose -0.0's sign)
             start = alu(Ops.CMPLE, offset, position)
             start = expand_uop(reshape_uop(start, tuple(total if i == ax else 1 for i in range(ndim))), shape)
             out = UOp(Ops.WHERE, dtype, (start, piece, out))
-        offset += t.shape[ax]
-    return wrap(out, ts[0].device)
+        offset += p.shape[ax]
+    return out
 
 
 def stack(arrays: Sequence[Array], /, axis: int = 0) -> Array:
@@ -201,8 +207,12 @@ def stack(arrays: Sequence[Array], /, axis: int = 0) -> Array:
         raise ValueError("stack needs at least one array")
     if any(t.shape != ts[0].shape for t in ts):
         raise ValueError(f"stack: all arrays must have the same shape, got {[t.shape for t in ts]}")
-    ax = normalize_axis(axis, ts[0].ndim + 1)
-    return concat([expand_dims(t, axis=ax) for t in ts], axis=ax)
+    _same_device(ts, "stack")
+    shape = ts[0].shape
+    ax = normalize_axis(axis, len(shape) + 1)
+    shape = shape[:ax] + (1,) + shape[ax:]   # (the new axis on the nodes: no views to register)
+    return wrap(_joined([reshape_uop(t.uop, shape) for t in ts], dtypes.promote_types(*(t.dtype for t in ts)), ax),
+                ts[0].device)
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
