@@ -28,8 +28,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis,
                            reshape_uop)
-from lazyarr.indexing import (check_assignable, fitted_mask, getitem as basic_getitem, setitem as indexing_setitem,
-                              value_node)
+from lazyarr.indexing import (check_assignable, fitted_mask, getitem as basic_getitem, getitem_int,
+                              setitem as indexing_setitem, value_node)
 from lazyarr.arrays import Array, make_view, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.searching import nonzero_positions, unravel_positions
@@ -116,6 +116,9 @@ def take_along_axis(x: Array, indices: Any, /, *, axis: int = -1) -> Array:
 
 def getitem(x: Array, key: Any) -> Array:
     """x[key]: NumPy's integer-array indexing where the key holds index arrays, else basic indexing."""
+    if type(key) is int and x.ndim:   # the commonest key
+        out = getitem_int(x, key)
+        return out if x.ndim == 1 else make_view(out, x, key)
     if any(is_index_array(k) for k in (key if isinstance(key, tuple) else (key,))):
         return getitem_with_arrays(x, list(key) if isinstance(key, tuple) else [key])
     out = basic_getitem(x, key)

@@ -73,6 +73,28 @@ def _bad_entry(k: Any, assigning: bool) -> str:
             f"indices; got {kind}")
 
 
+def getitem_int(x: Array, i: int) -> Array:
+    """x[i] for a Python int i and x of at least one axis: `getitem`'s graph, without its general
+    bookkeeping (a loop reads `state[0]` every iteration)."""
+    shape = x.shape
+    n = shape[0]
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+    i %= n
+    u, rest = x.uop, shape[1:]
+    if n != 1:   # (shapes known here, without the shape rules)
+        u = UOp(Ops.SHRINK, u.dtype, (u,), ((i, i + 1),) + tuple((0, m) for m in rest))
+        if u._shape is None:
+            u._shape = (1,) + rest
+    u = UOp(Ops.RESHAPE, u.dtype, (u,), rest)
+    if u._shape is None:
+        u._shape = rest
+    out = wrap(u, x.device)
+    if is_broadcast_view(x):
+        mark_broadcast_view(out)
+    return out
+
+
 def getitem(x: Array, key: Any) -> Array:
     """x[key] for a basic key (integers, slices, None, Ellipsis); keys with integer arrays are
     `lazyarr.gathering.getitem`'s."""

@@ -1,4 +1,6 @@
 """Integer-array indexing, take and take_along_axis (gathers) against NumPy, and their gradients."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -72,3 +74,22 @@ def test_gathers_fuse_and_differentiate():
     assert len(out.schedule()) == 1
     check_gradient(lambda v: xp.exp(v[xp.asarray(idx)]) * 2, x)
     check_gradient(lambda v: xp.take_along_axis(v, xp.asarray(np.argsort(x, axis=1)), axis=1), x)
+
+
+@pytest.mark.parametrize("shape", [(5,), (1,), (1, 3), (4, 3), (2, 3, 2)])
+def test_an_int_key_reads_what_the_general_key_reads(shape):
+    # x[i] takes a short path (indexing.getitem_int): the same graph as x[(i,)], the same errors
+    a = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    x = xp.asarray(a)
+    for i in range(-shape[0], shape[0]):
+        assert x[i].uop is x[(i,)].uop and x[i].shape == a[i].shape
+        np.testing.assert_array_equal(np.asarray(x[i]), a[i])
+    for i in (shape[0], -shape[0] - 1):
+        with pytest.raises(IndexError):
+            x[i]
+    if len(shape) > 1 and shape[0] > 1:   # a view: a write into x shows through it
+        row = x[1]
+        x[(1,) + (0,) * (len(shape) - 1)] = -7.0
+        assert np.asarray(row).flat[0] == -7.0
+    with pytest.raises(IndexError):
+        xp.asarray(3.0)[0]
