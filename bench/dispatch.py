@@ -4,15 +4,18 @@ when every kernel is cached.
 - 100 repetitions of `x = x * 1.0001 + 0.5` on 16 float32, then realize: the median record,
   realize and total times over the runs (NumPy's eager loop for scale);
 - `float(xp.sum(xp.sin(x * c)))` on 1k, 10k, 100k and 1M float32 with `c` new every call (a
-  Python scalar is a kernel argument: nothing compiles) and with `c` fixed, next to NumPy's.
+  Python scalar is a kernel argument: nothing compiles) and with `c` fixed, next to NumPy's;
+- the time to record each of the operations a loop records every iteration (`RECORDED`).
 
     python bench/dispatch.py [--runs R] [--reps N]
 """
 import argparse
+import itertools
 import os
 import statistics
 import sys
 import time
+import timeit
 
 import numpy as np
 
@@ -59,6 +62,45 @@ def main() -> None:
         rows.append([f"{n:,}", *scalar_sum(n, args.runs)])
     print(table(rows, ["float(sum(sin(x * c))), f32", "c changing us", "c fixed us", "NumPy us",
                        "changing / fixed"]))
+    print()
+    print(table(recording(args.runs), ["recording one operation (500 f64)", "lazyarr us (records)",
+                                       "NumPy us (computes)"]))
+
+
+# the operations a loop records every iteration: lazyarr's graph building (nothing runs) next to
+# NumPy's eager operation on the same data (which computes); (a, b, c, M, v) are 500-element
+# float64 vectors, a 500x4 matrix and a 4-vector, as a small regression loop has them
+RECORDED = [
+    ("x * c (c new each time)", "a * (next(k) + 0.5)"),
+    ("x * 0.5", "a * 0.5"),
+    ("x + y", "a + b"),
+    ("sin(x)", "m.sin(a)"),
+    ("sum(x)", "m.sum(a)"),
+    ("mean(x)", "m.mean(a)"),
+    ("x[0]", "a[0]"),
+    ("M.T", "M.T"),
+    ("M @ v", "M @ v"),
+    ("stack([x, y, z])", "m.stack([a, b, c])"),
+    ("x[i] = y (row of M)", "M[next(k) % 500] = v"),
+]
+
+
+def recording(runs: int) -> list[list[str]]:
+    """Microseconds to record each operation of RECORDED (the minimum of `runs` repeats of 2000),
+    and NumPy's time for it."""
+    rows = []
+    for name, code in RECORDED:
+        per = []
+        for m in (xp, np):
+            rng = np.random.default_rng(0)
+            env = {"m": m, "k": itertools.count()}
+            env.update((n, m.asarray(rng.standard_normal(500))) for n in "abc")
+            env["M"], env["v"] = m.asarray(rng.standard_normal((500, 4))), m.asarray(rng.standard_normal(4))
+            if m is xp:
+                xp.realize(*(env[n] for n in "abcMv"))
+            per.append(min(timeit.repeat(code, globals=env, number=2000, repeat=max(3, runs // 10))) / 2000 * 1e6)
+        rows.append([name, f"{per[0]:.2f}", f"{per[1]:.2f}"])
+    return rows
 
 
 def scalar_sum(n: int, runs: int) -> list[str]:
