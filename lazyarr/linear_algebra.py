@@ -15,7 +15,7 @@ from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
 from lazyarr.statistics import reduce
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
-from lazyarr.graph import broadcast_shapes, cast_uop, expand_uop, normalize_axis, reshape_uop
+from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axis, reshape_uop
 
 __all__ = ["matmul", "tensordot", "vecdot", "dot", "vdot", "inner", "outer", "kron"]
 
@@ -43,9 +43,19 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     pa = expand_uop(reshape_uop(cast_uop(ua, d), ua.shape[:-2] + (n, k, 1)), full)
     pb = expand_uop(reshape_uop(cast_uop(ub, d), ub.shape[:-2] + (1, k, m)), full)
     prod = UOp(Ops.AND if d.is_bool else Ops.MUL, d, (pa, pb))
-    out = reduce(wrap(prod, a.device), Ops.MAX if d.is_bool else Ops.ADD, len(full) - 2, False)
-    shape = batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
-    return wrap(reshape_uop(out.uop, shape), a.device)
+    op, shape = Ops.MAX if d.is_bool else Ops.ADD, batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+    if k == 0:   # empty sums: zeros (False for bool, whose OR-reduction reduce has no identity for), as NumPy's
+        out = const(False if d.is_bool else 0, d, batch + (n, m))
+    elif 0 in full:   # no sums at all
+        out = reduce(wrap(prod, a.device), op, len(full) - 2, False).uop
+    else:   # reduce's nodes, their shapes known here (every step of a training loop records a few)
+        if prod._shape is None:
+            prod._shape = full
+        out = UOp(Ops.REDUCE_AXIS, d, (prod,), (op, (len(full) - 2,)))
+        if out._shape is None:
+            out._shape = batch + (n, 1, m)
+        out = reshape_uop(out, batch + (n, m))
+    return wrap(reshape_uop(out, shape), a.device)
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
