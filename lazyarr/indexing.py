@@ -73,14 +73,21 @@ def _bad_entry(k: Any, assigning: bool) -> str:
             f"indices; got {kind}")
 
 
+def _position(k: Any, n: int, axis: int) -> int:
+    """Integer index k of an axis of length n as a position in it, 0 <= position < n; IndexError
+    when it is out of bounds, as NumPy's."""
+    i = operator.index(k)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return i % n
+
+
 def getitem_int(x: Array, i: int) -> Array:
     """x[i] for a Python int i and x of at least one axis: `getitem`'s graph, without its general
     bookkeeping (a loop reads `state[0]` every iteration)."""
     shape = x.shape
     n = shape[0]
-    if not -n <= i < n:
-        raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
-    i %= n
+    i = _position(i, n, 0)
     u, rest = x.uop, shape[1:]
     if n != 1:   # (shapes known here, without the shape rules)
         u = UOp(Ops.SHRINK, u.dtype, (u,), ((i, i + 1),) + tuple((0, m) for m in rest))
@@ -121,10 +128,7 @@ def getitem(x: Array, key: Any) -> Array:
             steps.append((abs(step), count))
             out_shape.append(count)
         else:
-            i = operator.index(k)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            i %= n
+            i = _position(k, n, axis)
             bounds.append((i, i + 1))
             steps.append((1, 1))
         axis += 1
@@ -215,10 +219,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
             view_shape.append(count)
             axis_of_view.append(axis)
         else:
-            i = operator.index(k)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            picks.append((i % n, 1, 1, False))
+            picks.append((_position(k, n, axis), 1, 1, False))
         axis += 1
     v = _broadcast_value(v, tuple(view_shape))
     if any(c == 0 for _, _, c, _ in picks):

@@ -66,14 +66,20 @@ def compile_all(items: list[Any], memo: list | None = None) -> list[Any]:
     if memo and memo[0] is _programs and memo[1] == _installed[0]:
         programs = memo[2]
         for prog in programs:
-            hot = getattr(prog, "hot", None)
-            if hot is not None and hot() and time.perf_counter() - start < settings.optimise_budget:
-                prog.optimise()
+            _optimise_if_hot(prog, start)
         return programs
     programs = _compile_all(items, start)
     if memo is not None:
         memo[:] = [_programs, _installed[0], programs]
     return programs
+
+
+def _optimise_if_hot(prog: Any, start: float) -> None:
+    """A first-tier kernel that ran often starts its optimised compile (in the background), while
+    this run's budget for that codegen (`settings.optimise_budget`, from `start`) lasts."""
+    hot = getattr(prog, "hot", None)
+    if hot is not None and hot() and time.perf_counter() - start < settings.optimise_budget:
+        prog.optimise()
 
 
 def _compile_all(items: list[Any], start: float) -> list[Any]:
@@ -83,9 +89,7 @@ def _compile_all(items: list[Any], start: float) -> list[Any]:
     for item, key in zip(items, keys):
         prog = _programs.get(key)
         if prog is not None:
-            hot = getattr(prog, "hot", None)
-            if hot is not None and hot() and time.perf_counter() - start < settings.optimise_budget:
-                prog.optimise()   # a first-tier kernel that ran often: optimised in the background
+            _optimise_if_hot(prog, start)
             continue
         if key in plans:
             continue
