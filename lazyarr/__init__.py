@@ -46,6 +46,7 @@ from lazyarr import settings
 from lazyarr.autograd import grad, no_grad, value_and_grad
 from lazyarr.gathering import take, take_along_axis
 from lazyarr.calls import custom_kernel, function, precompiled
+from lazyarr.capture import CaptureError, compile_step
 from lazyarr import debug
 from lazyarr.debug import profile
 

@@ -268,6 +268,8 @@ class Array:
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array: a read-only view of the buffer where the device's memory is
         the host's (the CPU), else a copy of its own (writable: nothing else sees it)."""
+        for hook in host_read_hooks:
+            hook("numpy(), np.asarray() or tolist()")
         buf = self._buffer()
         self.device.synchronize()
         arr = buf.numpy().reshape(self.shape).view()
@@ -400,6 +402,12 @@ def check_writable(x: Array, what: str = "assignment destination") -> None:
 Array.uop = Array.__dict__["_uop"]
 
 
+# called with what reads a value on the host (a captured step refuses it: `lazyarr.capture`)
+host_read_hooks: list = []
+# called with the tensors about to be realized (a traced function refuses values of its parameters)
+realize_hooks: list = []
+
+
 def realize(*tensors: Array) -> None:
     """Compute several tensors in one schedule, so shared work runs once. The values that other
     live arrays hold and the schedule computes are stored too (`lazyarr.compiler.schedule.held_values`), and
@@ -407,6 +415,8 @@ def realize(*tensors: Array) -> None:
     for t in tensors:
         if not isinstance(t, Array):
             raise TypeError(f"realize: expected Tensors, got {type(t).__name__}")
+    for hook in realize_hooks:
+        hook(tensors)
     unique = list({id(t): t for t in tensors}.values())
     todo = [t for t in unique if not is_buffer_view(t.uop) and
             not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]

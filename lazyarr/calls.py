@@ -33,7 +33,7 @@ from lazyarr.compiler.patterns import substitute
 from lazyarr.graph import call_results
 from lazyarr.compiler.uop import CallSpec, Ops, UOp
 from lazyarr.runtime.devices import get_device
-from lazyarr.arrays import Array, realize, wrap
+from lazyarr.arrays import Array, realize, realize_hooks, wrap
 from lazyarr.creation import as_tensor
 
 
@@ -111,10 +111,23 @@ class Function:
                 traced_args.append(wrap(p, a.device))
             else:
                 traced_args.append(a)
-        tensors, structure = _flatten(self.fn(*traced_args))
+        realize_hooks.append(self._refuse_values)
+        try:
+            tensors, structure = _flatten(self.fn(*traced_args))
+        finally:
+            realize_hooks.remove(self._refuse_values)
         tr = _Trace(tuple(params), tuple(t.uop for t in tensors), tuple(t.device for t in tensors), structure)
         self.traces[sig] = tr
         return tr
+
+    def _refuse_values(self, tensors: tuple) -> None:
+        """Tracing: a value computed from the parameters has none yet (only a graph)."""
+        for t in tensors:
+            if any(u.op is Ops.PARAM for u in t.uop.toposort()):
+                raise TypeError(f"{self.__name__}: lazyarr.function traces pure functions into graphs, and this "
+                                f"one needs the value of a tensor computed from its arguments (a host read such "
+                                f"as float(), or a realization such as backward() with an optimizer's step()); "
+                                f"a training step that updates parameters is captured with lazyarr.compile_step")
 
     def _check_fit(self, sig: tuple) -> None:
         assert self.pinned is not None

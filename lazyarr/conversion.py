@@ -18,13 +18,15 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import python_value
 from lazyarr.ops import source_index
 from lazyarr.realize import realized
-from lazyarr.arrays import realize, wrap
+from lazyarr.arrays import host_read_hooks, realize, wrap
 
 _MOVEMENT = (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.SHRINK, Ops.FLIP, Ops.PAD)
 
 
 def element(t: Any) -> Any:
     """The value of the only element of tensor `t` (size 1) as a Python scalar."""
+    for hook in host_read_hooks:
+        hook("bool(), int(), float() or item()")
     u, idx = t.uop, [0] * len(t.shape)
     while True:
         view = realized.get(u)

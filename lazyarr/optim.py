@@ -15,10 +15,11 @@ from typing import Callable, Iterable
 import numpy as np
 
 from lazyarr.autograd import pending_outputs
+from lazyarr.capture import on_replay
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, zeros_like
 from lazyarr.graph import const, expand_uop, reshape_uop, shrink_uop
-from lazyarr.arrays import Array, realize, wrap
+from lazyarr.arrays import Array, hold as arrays_hold, realize, wrap
 
 # The updates are written with graph nodes directly rather than with Tensor operators: every step
 # records them again, and the operators' checks, promotion and broadcasting (which these operands of
@@ -32,6 +33,18 @@ def _alu(op: Ops, a: UOp, b: UOp) -> UOp:
 def _scale(u: UOp, factor: float) -> UOp:
     """u times a Python float (a constant of u's dtype and shape)."""
     return UOp(Ops.MUL, u.dtype, (u, const(factor, u.dtype, u.shape)))
+
+
+def _keep(state: dict, key: int, value: UOp, p: Array) -> Array:
+    """Set the state array `state[key]` to `value`: the same array object from step to step (a
+    captured step, `lazyarr.capture`, finds the optimizer's state by its arrays)."""
+    t = state.get(key)
+    if t is None:
+        t = state[key] = wrap(value, p.device)
+    else:
+        t._uop, t._released = value, False
+        arrays_hold(t)
+    return t
 
 
 class Optimizer:
@@ -57,6 +70,7 @@ class Optimizer:
         and the outputs whose backward() produced them (a loss printed after the step is not
         computed again), and the graphs are let go of, so the updates run in place."""
         self.steps += 1
+        on_replay(self._advance)
         with_grad = [p for p in self.params if p.grad is not None]
         grads = [p.grad for p in with_grad]
         # no DETACH is needed on the values the update reads: the results are realized below and only
@@ -70,6 +84,13 @@ class Optimizer:
             t._released = True
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
+
+    def _advance(self) -> None:
+        """A replayed step's Python part (`lazyarr.capture`): count it, and write its per-step values."""
+        self.steps += 1
+        for found in self._step_arrays.values():
+            found[1].arg.copyin(np.array(found[3]()))
+            found[0] = self.steps
 
     def _update(self, p: Array, value: UOp, g: UOp) -> list[Array]:
         """Rebind p to its updated value, computed from `value` (p's node) and the gradient's node g;
@@ -85,10 +106,10 @@ class Optimizer:
         key = (p.dtype, p.device)
         found = self._step_arrays.get(key)
         if found is None:
-            found = self._step_arrays[key] = [0, asarray(values(), dtype=p.dtype, device=p.device).uop, {}]
+            found = self._step_arrays[key] = [0, asarray(values(), dtype=p.dtype, device=p.device).uop, {}, values]
         elif found[0] != self.steps:
             found[1].arg.copyin(np.array(values()))
-        found[0] = self.steps
+        found[0], found[3] = self.steps, values
         nodes = found[2].get(p.shape)
         if nodes is None:   # each value broadcast to p's shape
             nodes = found[2][p.shape] = tuple(expand_uop(reshape_uop(shrink_uop(found[1], [(i, i + 1)]), ()), p.shape)
@@ -112,8 +133,7 @@ class SGD(Optimizer):
         if self.momentum:
             old = self.buffers.get(id(p))
             buf = g if old is None else _alu(Ops.ADD, _scale(old.uop, self.momentum), _scale(g, 1 - self.dampening))
-            self.buffers[id(p)] = wrap(buf, p.device)
-            state.append(self.buffers[id(p)])
+            state.append(_keep(self.buffers, id(p), buf, p))
             g = _alu(Ops.ADD, g, _scale(buf, self.momentum)) if self.nesterov else buf
         lr, = self._per_step(p, lambda: [self.lr])
         p.rebind(_alu(Ops.SUB, value, _alu(Ops.MUL, g, lr)))
@@ -144,7 +164,8 @@ class Adam(Optimizer):
             _alu(Ops.ADD, old_m.uop, _scale(_alu(Ops.SUB, g, old_m.uop), 1 - b1))
         v = _scale(g2, 1 - b2) if old_v is None else\
             _alu(Ops.ADD, old_v.uop, _scale(_alu(Ops.SUB, g2, old_v.uop), 1 - b2))
-        self.m[id(p)], self.v[id(p)] = wrap(m, p.device), wrap(v, p.device)
+        _keep(self.m, id(p), m, p)
+        _keep(self.v, id(p), v, p)
         step, eps, shrink = self._scales(p)
         new = _alu(Ops.MUL, value, shrink) if self.decoupled and self.weight_decay else value
         # p - lr/bc1 · m / (sqrt(v/bc2) + eps), written as p - step · m / (sqrt(v) + eps·sqrt(bc2))

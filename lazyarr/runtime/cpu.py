@@ -94,6 +94,16 @@ class CPUDevice(Device):
         self._pool.setdefault(nbytes, []).append((storage, array_address(storage) if address is None else address))
         self._pooled_bytes += nbytes
 
+    def copy_storage(self, dst: np.ndarray, src: np.ndarray, nbytes: int) -> None:
+        dst.view(np.uint8)[:nbytes] = src.view(np.uint8)[:nbytes]
+
+    def keep(self, storage: np.ndarray) -> None:
+        start = array_address(storage)
+        for nbytes, pooled in self._pool.items():
+            kept = [(m, a) for m, a in pooled if a != start]
+            self._pooled_bytes -= nbytes * (len(pooled) - len(kept))
+            pooled[:] = kept
+
     def to_numpy(self, storage: np.ndarray, size: int, dtype: DType) -> np.ndarray:
         # a view (never the storage object itself: the allocator counts views to know whether memory
         # is still in use), of the buffer's dtype (storage may come from a buffer of another dtype)

@@ -204,6 +204,29 @@ class TieredProgram:
                 self.tier = "first tier only"   # the optimised compile failed: keep what runs
         self.current(buffers, extra, scalars)
 
+    def for_plan(self, sizes: tuple[int, ...]) -> tuple[CPUProgram, bool, bool]:
+        """For a launch plan, which calls objects directly and runs often: ask now for the objects a
+        hot kernel gets (the optimised one; for a shape-generic kernel, one for `sizes`), and return
+        the object a call with `sizes` runs now, whether it is specialised to them (it takes no size
+        words), and whether a better one is still on its way."""
+        if self.future is None:
+            self.optimise()
+        if self.generic:
+            if sizes not in self.special and sizes not in self.pending:
+                self.pending[sizes] = self.device.optimise_later(self.name, bind_sizes(self.ast, sizes),
+                                                                 self.transcendentals)
+            f = self.pending.get(sizes)
+            if f is not None and f.done():
+                del self.pending[sizes]
+                if f.exception() is None:
+                    self.special[sizes] = f.result()
+            if sizes in self.special:
+                return self.special[sizes], True, False
+        if self.tier == "fast" and self.future.done():
+            self.current, self.tier = (self.future.result(), "opt") if self.future.exception() is None else \
+                (self.current, "first tier only")
+        return self.current, False, self.tier == "fast" or (self.generic and sizes in self.pending)
+
     def _count(self, sizes: tuple[int, ...]) -> None:
         """Count a call with `sizes`; take the objects for sizes that are ready."""
         n = self.counts.get(sizes)

@@ -18,7 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from lazyarr import dtypes
 from lazyarr.dtypes import DType, component
+
+_BYTES = dtypes.uint8
 
 
 class Device:
@@ -64,6 +67,17 @@ class Device:
     def free(self, storage: Any, nbytes: int, address: int | None = None) -> None:
         """Storage no buffer owns anymore (a caching allocator may keep it for reuse); `address`:
         its address where the buffer had it cached."""
+
+    def copy_storage(self, dst: Any, src: Any, nbytes: int) -> None:
+        """Copy the first `nbytes` of storage `src` into `dst` (through the host unless the device
+        copies itself)."""
+        raw = np.empty(nbytes, np.uint8)
+        raw[:] = self.to_numpy(src, nbytes, _BYTES)[:nbytes]
+        self.copyin(dst, raw)
+
+    def keep(self, storage: Any) -> None:
+        """Storage a launch plan keeps for itself from now on: a caching allocator must not hand it
+        out again (`lazyarr.runtime.launch_plan`)."""
 
     def plan_kernel(self, item: Any) -> Any:
         """The plan that compiles `item`'s kernel (devices that `plans_kernels`)."""

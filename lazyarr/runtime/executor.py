@@ -212,6 +212,10 @@ def _dead(b: Any, readable: Callable[[Any], bool]) -> bool:
 # the recorders of launches (`lazyarr.debug.profile`): each is called with a launched item and its
 # time in seconds (measured to the device's completion, so profiling synchronizes every launch)
 profiles: list[Callable[[Any, float], None]] = []
+# the recorders of what runs (`lazyarr.capture`): each is called before every launch with its item,
+# program, arguments and extra arguments, and after a host copy into a written input's new
+# buffer with (None, None, [destination, source], ())
+recorders: list[Callable[[Any, Any, list, tuple], None]] = []
 
 
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
@@ -236,12 +240,16 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
                     dst.take_storage(src)
                 elif dst.storage is None:
                     dst.copyin(np.array(src.numpy(), copy=True))
+                    for record in recorders:
+                        record(None, None, [dst, src], ())
             args, extra = item.arguments(), (item.spec,)
         else:   # a shape-generic kernel takes its sizes after the buffers, then the scalars
             args, extra = buffers, (item.sizes, item.scalars) if item.sizes or item.scalars else ()
         for b in buffers:
             if b.storage is None:
                 b.ensure_allocated()
+        for record in recorders:
+            record(item, prog, args, extra)
         if debug >= 1 or profiles:
             start = time.perf_counter()
             prog(args, *extra)

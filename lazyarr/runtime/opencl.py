@@ -197,6 +197,10 @@ class OpenCLDevice(Device):
         if data.size:
             self.cl.enqueue_copy(self.queue, storage, np.ascontiguousarray(data), is_blocking=True)
 
+    def copy_storage(self, dst: Any, src: Any, nbytes: int) -> None:
+        if nbytes:
+            self.cl.enqueue_copy(self.queue, dst, src, byte_count=nbytes)
+
     def synchronize(self) -> None:
         self.queue.finish()
 
