@@ -62,11 +62,13 @@ def main() -> None:
     print(f"a new graph of cached kernels: {(time.perf_counter() - start) * 1e3:.2f} ms")
     print("y[:2, :4] =", y[:2, :4])
 
-    section("5. a small training run: autograd, Adam, the digits data set")
+    section("5. a small training run: autograd, Adam, the digits data set, plain and under compile_step")
     import train_digits
-    accuracy, step_times, losses = train_digits.train(epochs=8, quiet=True)
-    print(f"loss {losses[0]:.3f} -> {np.mean(losses[-20:]):.3f}; test accuracy {accuracy * 100:.1f}%; "
-          f"median step {np.median(step_times[10:]) * 1e3:.2f} ms over {len(step_times)} steps")
+    for captured in (False, True):
+        accuracy, step_times, losses = train_digits.train(epochs=8, quiet=True, captured=captured)
+        print(f"{'compile_step' if captured else 'plain loop  '}: loss {losses[0]:.3f} -> "
+              f"{np.mean(losses[-20:]):.3f}; test accuracy {accuracy * 100:.1f}%; median step "
+              f"{np.median(step_times[10:]) * 1e3:.2f} ms over {len(step_times)} steps")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Train a small MLP (64-128-10) on scikit-learn's digits (shipped with scikit-learn, no download)
-with lazyarr's autograd and Adam, and report the test accuracy and the time per step.
+with lazyarr's autograd and Adam, and report the test accuracy and the time per step: once as a
+plain loop, and once with the step under `lazyarr.compile_step` (recorded in its first calls, then
+replayed: the same results, without rebuilding the graphs each step).
 
-    python examples/train_digits.py [--epochs N] [--batch B] [--quiet]
+    python examples/train_digits.py [--epochs N] [--batch B] [--quiet] [--plain | --captured]
 """
 import argparse
 import math
@@ -42,11 +44,21 @@ class MLP:
         return x
 
 
-def train(epochs: int = 15, batch: int = 64, lr: float = 1e-2, seed: int = 0, quiet: bool = False):
+def train(epochs: int = 15, batch: int = 64, lr: float = 1e-2, seed: int = 0, quiet: bool = False,
+          captured: bool = False):
     random.seed(seed)
     (x_train, y_train), (x_test, y_test) = load_digits(seed)
     model = MLP()
     opt = optim.Adam(model.params, lr=lr)
+
+    def step(xb, yb):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+    if captured:
+        step = xp.compile_step(step)
     shuffle = np.random.default_rng(seed)
     step_times, losses = [], []
     n_batches = len(x_train) // batch
@@ -56,11 +68,7 @@ def train(epochs: int = 15, batch: int = 64, lr: float = 1e-2, seed: int = 0, qu
             idx = order[i * batch:(i + 1) * batch]
             xb, yb = xp.asarray(x_train[idx]), xp.asarray(y_train[idx])
             start = time.perf_counter()
-            opt.zero_grad()
-            loss = F.cross_entropy(model(xb), yb)
-            loss.backward()
-            opt.step()
-            value = float(loss)          # realizing the loss every step, as a user printing it would
+            value = float(step(xb, yb))   # realizing the loss every step, as a user printing it would
             step_times.append(time.perf_counter() - start)
             losses.append(value)
         if not quiet:
@@ -78,11 +86,18 @@ def main():
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--lr", type=float, default=1e-2)
     p.add_argument("--quiet", action="store_true")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--plain", action="store_true", help="only the plain loop")
+    which.add_argument("--captured", action="store_true", help="only the loop under compile_step")
     args = p.parse_args()
-    accuracy, step_times, _ = train(args.epochs, args.batch, args.lr, quiet=args.quiet)
-    steady = step_times[len(step_times) // 10:]
-    print(f"test accuracy {accuracy * 100:.2f}%  |  {len(step_times)} steps, median step "
-          f"{np.median(steady) * 1e3:.2f} ms (first step {step_times[0] * 1e3:.0f} ms, with compiling)")
+    for captured in ([False] if args.plain else [True] if args.captured else [False, True]):
+        if not args.quiet:
+            print("the step under compile_step:" if captured else "the plain loop:")
+        accuracy, step_times, _ = train(args.epochs, args.batch, args.lr, quiet=args.quiet, captured=captured)
+        steady = step_times[len(step_times) // 10:]
+        print(f"{'compile_step' if captured else 'plain loop  '}: test accuracy {accuracy * 100:.2f}%  |  "
+              f"{len(step_times)} steps, median step {np.median(steady) * 1e3:.2f} ms "
+              f"(first step {step_times[0] * 1e3:.0f} ms, with compiling)")
 
 
 if __name__ == "__main__":

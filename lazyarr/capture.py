@@ -205,6 +205,25 @@ def _buffer_node(b: Buffer) -> UOp:
     return UOp(Ops.BUFFER, b.dtype, (), b)
 
 
+def _write_at_start(launches: list[tuple], keys: list[list], written: dict, storage_of: dict, i: Any, o: Any) -> bool:
+    """Make the kernel that writes carried state `o` last write it into `i`, where the state is
+    read at the start, when the executor's own rule allows it (the kernel reads `i` only at the
+    index it writes: its in-place pairs) and no later launch reads `i`; the launches from that
+    kernel on then use `i` for `o`. Whether it did."""
+    k, j = written[o]
+    item = launches[k][0]
+    if type(item) is not ScheduleItem or not any(out == j and keys[k][a] == i for out, a in item.inplace):
+        return False
+    if any(i in ks for ks in keys[k + 1:]):
+        return False
+    for n in range(k, len(launches)):
+        for a, key in enumerate(keys[n]):
+            if key == o:
+                keys[n][a] = i
+                launches[n][4][a] = storage_of[i]
+    return True
+
+
 def _counts(nodes: list[UOp]) -> list[int]:
     """The reference counts of nodes (always taken here, so that the counts compare)."""
     return [sys.getrefcount(n) for n in nodes]
@@ -315,9 +334,11 @@ class _Plan:
         # carried state written elsewhere than it is read: copied back at the end of each replay,
         # and the arrays holding it read the storage read at the start
         copies = [(i, o) for i, o in carried.items() if i != o]
+        back = [(i, o) for i, o in copies if not _write_at_start(launches, keys, written, storage_of, i, o)]
         if _debug_capture:
             print(f"capture: {len(launches)} launches, {len(self.arg_slots)} arguments, {len(carried)} carried "
-                  f"({len(copies)} copied back), {len(outside)} read from outside")
+                  f"({len(copies) - len(back)} made in place, {len(back)} copied back), "
+                  f"{len(outside)} read from outside")
         for i, o in copies:
             buffer_of[o].device.copy_storage(storage_of[i], storage_of[o], buffer_of[o].nbytes)
         for st in self.states:
@@ -342,7 +363,7 @@ class _Plan:
         self.slot_of.update({key: Slot(v) for key, v in slots.items()})
         self.result_slots = slots
         final_write = {key: written[key][0] for key in slots}
-        self.plan = LaunchPlan(self._segments(launches, keys, final_write, copies, storage_of, buffer_of),
+        self.plan = LaunchPlan(self._segments(launches, keys, final_write, back, storage_of, buffer_of),
                                self.values)
 
     # ---- building ---------------------------------------------------------------------------
