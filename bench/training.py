@@ -112,7 +112,7 @@ def torch_stepper(x, y, batch, device="cpu"):
         loss = -torch.sum(onehot * logp) / batch
         loss.backward()
         opt.step()
-        float(loss)
+        float(loss.detach())
         return time.perf_counter() - start
     return timed
 
