@@ -60,6 +60,23 @@ def _unflatten(spec: Any, tensors: Sequence[Array]) -> Any:
     return build(spec)
 
 
+def signature(args: tuple, name: str) -> tuple:
+    """What a traced or captured function is specialised to: each tensor argument's shape, dtype and
+    device, each other argument's value. Raises TypeError (naming `name`) for an unhashable one."""
+    sig = []
+    for a in args:
+        if isinstance(a, Array):
+            sig.append(("tensor", a.shape, a.dtype, a.device.name))
+        else:
+            try:
+                hash(a)
+            except TypeError:
+                raise TypeError(f"{name}: arguments must be tensors or hashable values, "
+                                f"got {type(a).__name__}") from None
+            sig.append(("value", type(a), a))
+    return tuple(sig)
+
+
 @dataclass
 class _Trace:
     params: tuple[UOp, ...]
@@ -79,27 +96,13 @@ class Function:
         self._names = list(getattr(fn, "__code__", None).co_varnames[:fn.__code__.co_argcount])\
             if hasattr(fn, "__code__") else []
 
-    def _signature(self, args: tuple) -> tuple:
-        sig = []
-        for a in args:
-            if isinstance(a, Array):
-                sig.append(("tensor", a.shape, a.dtype, a.device.name))
-            else:
-                try:
-                    hash(a)
-                except TypeError:
-                    raise TypeError(f"{self.__name__}: arguments must be tensors or hashable values, "
-                                    f"got {type(a).__name__}") from None
-                sig.append(("value", type(a), a))
-        return tuple(sig)
-
     def _param_name(self, i: int) -> str:
         return f"'{self._names[i]}' (parameter {i})" if i < len(self._names) else f"parameter {i}"
 
     def trace(self, *args: Any) -> Function:
         """Trace for the signature of `args` and pin it: later calls must fit it."""
-        self._trace(self._signature(args), args)
-        self.pinned = self._signature(args)
+        self._trace(signature(args, self.__name__), args)
+        self.pinned = signature(args, self.__name__)
         return self
 
     def _trace(self, sig: tuple, args: tuple) -> _Trace:
@@ -143,7 +146,7 @@ class Function:
                              f"got {have}")
 
     def __call__(self, *args: Any) -> Any:
-        sig = self._signature(args)
+        sig = signature(args, self.__name__)
         if self.pinned is not None:
             self._check_fit(sig)
         tr = self.traces.get(sig) or self._trace(sig, args)

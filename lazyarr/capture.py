@@ -43,6 +43,7 @@ import numpy as np
 
 from lazyarr import arrays
 from lazyarr.arrays import Array, _take_buffers, realize, wrap
+from lazyarr.calls import signature
 from lazyarr.compiler.schedule import buffer_view, is_buffer_view, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.realize import realized
@@ -297,7 +298,7 @@ class _Plan:
         self.storages = dict(storage_of)   # every storage the plan uses, kept alive
         owned = set(written) | set(carried)
         # the results: new storage at each replay where nothing else reads it, else a copy
-        self.outputs, self.copied = [], []
+        self.outputs = []
         slots: dict[Any, int] = {}
         result_keys = set()
         for t in results:
@@ -305,8 +306,6 @@ class _Plan:
             key = _key(b, b.storage)
             result_keys.add(key)
             self.outputs.append((b.dtype, b.size, t.shape, t.device, key))
-        self.devices = {l[2][0].device for l in launches if l[2]}
-        self.host = all(d.host_memory for d in self.devices)
         # the arrays holding the step's results and state: the same objects after every replay
         self.states, self.watched, self.grads = [], [], []
         state_keys = set()
@@ -534,22 +533,8 @@ class CapturedStep:
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
 
-    def _signature(self, args: tuple) -> Any:
-        sig = []
-        for a in args:
-            if isinstance(a, Array):
-                sig.append(("T", a.shape, a.dtype, a.device.name))
-            else:
-                try:
-                    hash(a)
-                except TypeError:
-                    raise TypeError(f"compile_step: arguments must be tensors or hashable values, got "
-                                    f"{type(a).__name__}") from None
-                sig.append(("V", type(a), a))
-        return tuple(sig)
-
     def __call__(self, *args: Any) -> Any:
-        sig = self._signature(args)
+        sig = signature(args, "compile_step")
         for other, (launches, _) in self.recorded.items():   # its next recording follows another call
             if other != sig:
                 self.recorded[other] = (launches, False)

@@ -20,7 +20,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from lazyarr.runtime.cpu_program import CPUProgram, _ffi, scalar_words, threads_now
-from lazyarr.runtime.device import Buffer
 
 RECHECK_RUNS = 16
 
@@ -167,11 +166,6 @@ class PySegment:
     def __call__(self) -> None:
         for call in self.calls:
             call()
-
-
-def python_launch(prog: Any, args: list[Buffer], extra: tuple) -> Callable[[], None]:
-    """A launch as the executor makes it, with these buffers."""
-    return lambda: prog(args, *extra)
 
 
 class LaunchPlan:
