@@ -455,7 +455,8 @@ class _Plan:
                 if t.shape != st[1].shape or t.dtype is not st[3].dtype or t._viewof is not None:
                     return False
                 src = t._buffer()
-                st[3].device.copy_storage(st[3].storage, src.storage, st[3].nbytes)
+                if src.storage is not st[3].storage:    # another plan may have written it in place
+                    st[3].device.copy_storage(st[3].storage, src.storage, st[3].nbytes)
                 t._uop = st[1]
                 arrays.hold(t)
         for leaf, grad in self.grads:
