@@ -76,6 +76,50 @@ def test_a_generic_kernel_run_often_with_one_set_of_sizes_is_compiled_for_them(f
     np.testing.assert_array_equal(t.numpy(), want)
 
 
+def _specialised(prog, sizes):
+    """Compile `prog` for `sizes` as a hot kernel is, and return the object (or raise its error)."""
+    return prog.device.optimise_later(prog.name, cpu_compiler.bind_sizes(prog.ast, sizes),
+                                      prog.transcendentals).result()
+
+
+@pytest.mark.parametrize("weight", ["array", "quotient"])
+def test_a_reduction_of_compared_values_compiles_for_its_sizes(fresh, weight):
+    # a one-hot sum (a loss's backward): its optimised code for fixed sizes packs the comparisons
+    # into a vector of bools, which gcc has no type for (a silent compile failure each time it was hot)
+    rng = np.random.default_rng(1)
+    y, g, s = rng.integers(0, 10, 64), rng.random((64, 10), dtype=np.float32), rng.random(10, dtype=np.float32) + 1
+    w = xp.asarray(g) / xp.asarray(s) if weight == "quotient" else xp.asarray(g)
+    t = xp.sum(xp.astype(xp.asarray(y)[:, None] == xp.arange(10), xp.float32) * w, axis=0)
+    want = ((y[:, None] == np.arange(10)).astype(np.float32) * (g / s if weight == "quotient" else g)).sum(0)
+    item = t.schedule()[0]
+    prog = executor.get_program(item)
+    assert prog.generic
+    prog.special[item.sizes] = _specialised(prog, item.sizes)   # what the run below calls
+    np.testing.assert_allclose(t.numpy(), want, rtol=1e-6)
+
+
+def test_a_failed_compile_for_sizes_is_not_asked_again(fresh, monkeypatch):
+    x = xp.asarray(np.ones((6, 5), np.float32))
+    item = xp.sum(x * 2, axis=1).schedule()[0]
+    prog = executor.get_program(item)
+    if not getattr(prog, "generic", False):
+        pytest.skip("the kernel is not shape-generic here")
+    asked = []
+
+    def failing(name, ast, transcendentals):
+        from concurrent.futures import Future
+        f = Future()
+        f.set_exception(RuntimeError("no"))
+        asked.append(name)
+        return f
+    monkeypatch.setattr(prog.device, "optimise_later", failing)
+    prog.future = prog.future or failing("generic", None, None)
+    for _ in range(5):
+        obj, specialised, waiting = prog.for_plan(item.sizes)
+        assert obj is prog.current and not specialised
+    assert not waiting and asked.count(prog.name) == 1 and item.sizes in prog.failed
+
+
 @needs_tcc
 def test_the_first_tier_selects_without_calls(fresh):
     """tcc inlines nothing: the first tier's where, maximum and minimum are macros over ?:, not the

@@ -67,7 +67,9 @@ def c_type(d: DType) -> str:
 
 
 def vector_typedef(d: DType) -> str:
-    return f"typedef {C_TYPES[d.scalar]} {c_type(d)} __attribute__((vector_size({d.itemsize})));"
+    # gcc has no vectors of bool: a bool lane is a byte holding 0 or 1 (what a comparison gives)
+    lane = "uint8_t" if d.scalar.is_bool else C_TYPES[d.scalar]
+    return f"typedef {lane} {c_type(d)} __attribute__((vector_size({d.itemsize})));"
 
 
 def c_literal(v, d: DType) -> str:

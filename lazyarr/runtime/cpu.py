@@ -154,7 +154,30 @@ class CPUDevice(Device):
             done: Future = Future()
             done.set_result(prog)
             return done
-        source = generate(ast, self.renderer, name, transcendentals=transcendentals).source
-        return _background.submit(self.compile, name, source, key, "opt", settings.cache_dir if settings.cache else None)
+        try:
+            source = generate(ast, self.renderer, name, transcendentals=transcendentals).source
+        except Exception as e:   # the kernel keeps the object it runs (a codegen gap must not reach the user)
+            failed: Future = Future()
+            failed.set_exception(e)
+            _note_failure(name, failed)
+            return failed
+        f = _background.submit(self.compile, name, source, key, "opt", settings.cache_dir if settings.cache else None)
+        f.add_done_callback(lambda f: _note_failure(name, f))
+        return f
+
+
+# the optimised compiles that failed ("kernel: error"): the kernel keeps the object it runs, so
+# nothing else shows it; LAZYARR_DEBUG >= 1 prints each, and the test suite fails on any
+optimise_failures: list[str] = []
+
+
+def _note_failure(name: str, f: Future) -> None:
+    e = f.exception()
+    if e is not None:
+        lines = [ln for ln in str(e).splitlines() if "error" in ln] or str(e).splitlines()[:1]
+        optimise_failures.append(f"{name}: {type(e).__name__}: {lines[0] if lines else ''}")
+        if settings.debug >= 1:
+            print(f"lazyarr: the optimised compile of {optimise_failures[-1]} failed; it keeps its first tier",
+                  file=sys.stderr)
 
 

@@ -173,6 +173,7 @@ class TieredProgram:
         self.due: list[tuple[int, ...]] = []               # sizes to compile for, at the next `optimise`
         self.pending: dict[tuple[int, ...], Future] = {}   # sizes → their object, being compiled
         self.special: dict[tuple[int, ...], CPUProgram] = {}   # sizes → their object
+        self.failed: set[tuple[int, ...]] = set()              # sizes whose compile failed: not asked again
 
     def hot(self) -> bool:
         """Whether the kernel ran often enough to be optimised (`settings.hot_calls` times, or once
@@ -212,14 +213,12 @@ class TieredProgram:
         if self.future is None:
             self.optimise()
         if self.generic:
-            if sizes not in self.special and sizes not in self.pending:
+            if sizes not in self.special and sizes not in self.pending and sizes not in self.failed:
                 self.pending[sizes] = self.device.optimise_later(self.name, bind_sizes(self.ast, sizes),
                                                                  self.transcendentals)
             f = self.pending.get(sizes)
             if f is not None and f.done():
-                del self.pending[sizes]
-                if f.exception() is None:
-                    self.special[sizes] = f.result()
+                self._take(sizes)
             if sizes in self.special:
                 return self.special[sizes], True, False
         if self.tier == "fast" and self.future.done():
@@ -235,9 +234,16 @@ class TieredProgram:
             if n == SPECIALISE_CALLS:
                 self.due.append(sizes)
         for done in [k for k, f in self.pending.items() if f.done()]:
-            f = self.pending.pop(done)
-            if f.exception() is None:   # (a failed compile leaves those sizes on the generic object)
-                self.special[done] = f.result()
+            self._take(done)
+
+    def _take(self, sizes: tuple[int, ...]) -> None:
+        """The compile for `sizes` is done: its object, or (it failed) those sizes stay on the
+        generic object for good."""
+        f = self.pending.pop(sizes)
+        if f.exception() is None:
+            self.special[sizes] = f.result()
+        else:
+            self.failed.add(sizes)
 
     def wait(self) -> str:
         """Block until the optimised objects asked for (if any) are ready; the tier the next call runs."""
