@@ -302,12 +302,14 @@ def weak_result(array_dtype: DType, scalar: Any) -> DType:
 def check_scalar_fits(scalar: Any, dtype: DType) -> None:
     """Raise OverflowError, as NumPy 2 does, when a Python int does not fit an integer dtype."""
     if dtype.is_int and isinstance(scalar, int) and not isinstance(scalar, bool):
-        info = iinfo(dtype)
+        info = _int_limits.get(dtype) or _int_limits.setdefault(dtype, iinfo(dtype))
         if not info.min <= scalar <= info.max:
             raise OverflowError(f"Python integer {scalar} out of bounds for {dtype.name}")
 
 
 # ---- limits ----------------------------------------------------------------------------------
+
+_int_limits: dict[DType, Any] = {}   # iinfo of each integer dtype (a creation function checks its ints each call)
 
 @dataclass(frozen=True)
 class iinfo_object:
