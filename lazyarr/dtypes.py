@@ -302,14 +302,16 @@ def weak_result(array_dtype: DType, scalar: Any) -> DType:
 def check_scalar_fits(scalar: Any, dtype: DType) -> None:
     """Raise OverflowError, as NumPy 2 does, when a Python int does not fit an integer dtype."""
     if dtype.is_int and isinstance(scalar, int) and not isinstance(scalar, bool):
-        info = _int_limits.get(dtype) or _int_limits.setdefault(dtype, iinfo(dtype))
+        info = iinfo(dtype)
         if not info.min <= scalar <= info.max:
             raise OverflowError(f"Python integer {scalar} out of bounds for {dtype.name}")
 
 
 # ---- limits ----------------------------------------------------------------------------------
 
-_int_limits: dict[DType, Any] = {}   # iinfo of each integer dtype (a creation function checks its ints each call)
+# iinfo of each integer dtype, made once (creation functions check their ints at every call)
+_int_limits: dict[DType, Any] = {}
+
 
 @dataclass(frozen=True)
 class iinfo_object:
@@ -341,10 +343,13 @@ def _dtype_of(t: Any) -> DType:
 def iinfo(t: Any) -> iinfo_object:
     """Machine limits of an integer dtype (or of an array's dtype)."""
     d = _dtype_of(t)
-    if not d.is_int:
-        raise ValueError(f"iinfo needs an integer dtype, got {d}")
-    i = np.iinfo(d.np)
-    return iinfo_object(int(i.bits), int(i.max), int(i.min), d)
+    info = _int_limits.get(d)
+    if info is None:
+        if not d.is_int:
+            raise ValueError(f"iinfo needs an integer dtype, got {d}")
+        i = np.iinfo(d.np)
+        info = _int_limits[d] = iinfo_object(int(i.bits), int(i.max), int(i.min), d)
+    return info
 
 
 def finfo(t: Any) -> finfo_object:

@@ -13,19 +13,15 @@ from lazyarr.runtime.device import Device, canonical_name
 from lazyarr.runtime.opencl import INSTALL_HINT, OpenCLDevice, opencl_devices
 
 _devices: dict[str, Device] = {}
-_by_name: dict[str, Device] = {}   # each name asked for ("cpu", "opencl", "opencl:0") → its device
 
 
 def get_device(name: Any = None) -> Device:
     """The Device for `name` (a Device, a string such as "cpu", or None for the default).
     Raises ValueError for an unknown device."""
-    if name is None:
-        name = settings.default_device
-    found = _by_name.get(name) if type(name) is str else None   # every creation function asks
-    if found is not None:
-        return found
     if isinstance(name, Device):
         return name
+    if name is None:
+        name = settings.default_device
     if not isinstance(name, str):
         raise TypeError(f"device must be a Device or a string, got {type(name).__name__}")
     key = canonical_name(name)
@@ -38,7 +34,6 @@ def get_device(name: Any = None) -> Device:
             _devices[key] = OpenCLDevice(int(key[7:]))
         else:
             raise ValueError(f"unknown device {name!r}; available devices: {', '.join(available_devices())}")
-    _by_name[name] = _devices[key]
     return _devices[key]
 
 
