@@ -76,12 +76,6 @@ def test_a_generic_kernel_run_often_with_one_set_of_sizes_is_compiled_for_them(f
     np.testing.assert_array_equal(t.numpy(), want)
 
 
-def _specialised(prog, sizes):
-    """Compile `prog` for `sizes` as a hot kernel is, and return the object (or raise its error)."""
-    return prog.device.optimise_later(prog.name, cpu_compiler.bind_sizes(prog.ast, sizes),
-                                      prog.transcendentals).result()
-
-
 @pytest.mark.parametrize("weight", ["array", "quotient"])
 def test_a_reduction_of_compared_values_compiles_for_its_sizes(fresh, weight):
     # a one-hot sum (a loss's backward): its optimised code for fixed sizes packs the comparisons
@@ -94,7 +88,9 @@ def test_a_reduction_of_compared_values_compiles_for_its_sizes(fresh, weight):
     item = t.schedule()[0]
     prog = executor.get_program(item)
     assert prog.generic
-    prog.special[item.sizes] = _specialised(prog, item.sizes)   # what the run below calls
+    # compiled for its sizes as a hot kernel is (raises the compiler's error), then what the run below calls
+    prog.special[item.sizes] = prog.device.optimise_later(
+        prog.name, cpu_compiler.bind_sizes(prog.ast, item.sizes), prog.transcendentals).result()
     np.testing.assert_allclose(t.numpy(), want, rtol=1e-6)
 
 
@@ -102,8 +98,7 @@ def test_a_failed_compile_for_sizes_is_not_asked_again(fresh, monkeypatch):
     x = xp.asarray(np.ones((6, 5), np.float32))
     item = xp.sum(x * 2, axis=1).schedule()[0]
     prog = executor.get_program(item)
-    if not getattr(prog, "generic", False):
-        pytest.skip("the kernel is not shape-generic here")
+    assert prog.generic
     asked = []
 
     def failing(name, ast, transcendentals):
@@ -113,7 +108,7 @@ def test_a_failed_compile_for_sizes_is_not_asked_again(fresh, monkeypatch):
         asked.append(name)
         return f
     monkeypatch.setattr(prog.device, "optimise_later", failing)
-    prog.future = prog.future or failing("generic", None, None)
+    prog.future = prog.future or failing("generic", None, None)   # (its generic object's compile, already asked)
     for _ in range(5):
         obj, specialised, waiting = prog.for_plan(item.sizes)
         assert obj is prog.current and not specialised
