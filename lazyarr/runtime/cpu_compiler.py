@@ -192,18 +192,32 @@ class TieredProgram:
         self.due = []
 
     def __call__(self, buffers: list[Buffer], extra: list[int] = (), scalars: tuple = ()) -> None:
+        obj, specialised = self.object_for(extra)
+        obj(buffers, () if specialised else extra, scalars)
+
+    def object_for(self, sizes: tuple[int, ...]) -> tuple[CPUProgram, bool]:
+        """Count a call with `sizes` (a shape-generic kernel's size arguments) and return the object
+        it runs and whether that object is specialised to the sizes (it takes no size words)."""
         self.calls += 1
         if self.generic:
-            special = self.special.get(extra)
+            special = self.special.get(sizes)
             if special is not None:
-                return special(buffers, (), scalars)
-            self._count(extra)
+                return special, True
+            self._count(sizes)
         if self.tier == "fast" and self.future is not None and self.future.done():
             if self.future.exception() is None:
                 self.current, self.tier = self.future.result(), "opt"
             else:
                 self.tier = "first tier only"   # the optimised compile failed: keep what runs
-        self.current(buffers, extra, scalars)
+        return self.current, False
+
+    def settled(self, sizes: tuple[int, ...]) -> bool:
+        """Whether calls with `sizes` run their last object: no better one will come."""
+        if self.tier == "fast":
+            return False
+        if not self.generic or sizes in self.special or sizes in self.failed:
+            return True
+        return sizes not in self.counts and len(self.counts) >= SPECIALISE_SIZES   # never specialised
 
     def for_plan(self, sizes: tuple[int, ...]) -> tuple[CPUProgram, bool, bool]:
         """For a launch plan, which calls objects directly and runs often: ask now for the objects a

@@ -66,7 +66,7 @@ def compile_all(items: list[Any], memo: list | None = None) -> list[Any]:
     if memo and memo[0] is _programs and memo[1] == _installed[0]:
         programs = memo[2]
         for prog in programs:
-            _optimise_if_hot(prog, start)
+            optimise_if_hot(prog, start)
         return programs
     programs = _compile_all(items, start)
     if memo is not None:
@@ -74,7 +74,7 @@ def compile_all(items: list[Any], memo: list | None = None) -> list[Any]:
     return programs
 
 
-def _optimise_if_hot(prog: Any, start: float) -> None:
+def optimise_if_hot(prog: Any, start: float) -> None:
     """A first-tier kernel that ran often starts its optimised compile (in the background), while
     this run's budget for that codegen (`settings.optimise_budget`, from `start`) lasts."""
     hot = getattr(prog, "hot", None)
@@ -89,7 +89,7 @@ def _compile_all(items: list[Any], start: float) -> list[Any]:
     for item, key in zip(items, keys):
         prog = _programs.get(key)
         if prog is not None:
-            _optimise_if_hot(prog, start)
+            optimise_if_hot(prog, start)
             continue
         if key in plans:
             continue
@@ -197,11 +197,16 @@ def _opencl_call(device: Any, spec: Any) -> Callable[[list[Any], Any], None]:
 
 def _can_lend(b: Any, out: Any, i: int, last_use: dict[Any, int], readable: Callable[[Any], bool]) -> bool:
     """Whether buffer b, last used by kernel i, may hand its storage to that kernel's output `out`."""
-    return last_use[b] == i and b.storage is not None and b.owns and b.nbytes == out.nbytes and \
-        b.device is out.device and b.base is None and not readable(b)
+    return last_use[b] == i and lendable(b, out, readable)
 
 
-def _dead(b: Any, readable: Callable[[Any], bool]) -> bool:
+def lendable(b: Any, out: Any, readable: Callable[[Any], bool]) -> bool:
+    """Whether buffer b, past its last use, may hand its storage to output `out`."""
+    return b.storage is not None and b.owns and b.nbytes == out.nbytes and b.device is out.device and \
+        b.base is None and not readable(b)
+
+
+def dead(b: Any, readable: Callable[[Any], bool]) -> bool:
     """Whether buffer b, after its last use, can give its storage back: memory this buffer owns,
     that no graph reads and that shares storage with no complex view (so a long chain of kernels,
     such as a sort's stages, cycles through a few hot buffers)."""
@@ -216,6 +221,18 @@ profiles: list[Callable[[Any, float], None]] = []
 # program, arguments and extra arguments, and after a host copy into a written input's new
 # buffer with (None, None, [destination, source], ())
 recorders: list[Callable[[Any, Any, list, tuple], None]] = []
+
+
+def plain_launches() -> bool:
+    """Whether launches may run without the executor (`lazyarr.runtime.prepared`): nothing records
+    or times them, and no debug output asks for each one."""
+    return not recorders and not profiles and settings.debug < 1
+
+
+def installed() -> tuple[dict, int]:
+    """The program cache and how many programs were put in it so far: programs looked up earlier
+    are still the cache's while both are the same (a program installed later replaces one)."""
+    return _programs, _installed[0]
 
 
 def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, programs: list[Any] | None = None) -> None:
@@ -266,5 +283,5 @@ def run(items: list[Any], readable: Callable[[Any], bool] = lambda b: True, prog
         else:
             prog(args, *extra)
         for b in last_of[i]:
-            if _dead(b, readable):
+            if dead(b, readable):
                 b.release()

@@ -100,30 +100,18 @@ def is_c_launch(prog: Any) -> bool:
     return isinstance(prog, CPUProgram) or hasattr(prog, "for_plan")
 
 
-class CSegment:
-    """A run of C launches and copies, run by one call into C (see the module's docs)."""
+class CallList:
+    """C kernels called in order by one call into C (`lz_run_plan`): `fns`, their entry points;
+    `parts`, each one's argument words, where a Slot is a word bound at each run from the values
+    array (uint64 words: value 0 the thread count, the others the caller's)."""
+    __slots__ = ("arrays", "head", "args", "fn")
 
-    def __init__(self, steps: list[Launch | CopyStep], values: np.ndarray):
-        self.steps, self.values = steps, values
-        self.runs = 0
-        self._build()
-
-    def _build(self) -> None:
-        fns, starts, words, patch_at, patch_from = [], [], [], [], []
-        self.waiting = False
-        copy = None
-        for step in self.steps:
-            if isinstance(step, CopyStep):
-                copy = copy or _entry_of(_runner_program(), "lz_copy")
-                fns.append(copy)
-                parts = [step.dst, step.src, step.nbytes]
-            else:
-                obj, sizes, waiting = step.object_now()
-                self.waiting |= waiting
-                fns.append(_entry(obj))
-                parts = [*step.args, *sizes, *scalar_words(step.scalars), THREADS]
+    def __init__(self, fns: list[int], parts: list[list[Any]], values: int):
+        """`values`: the address of the values array."""
+        starts, words, patch_at, patch_from = [], [], [], []
+        for p in parts:
             starts.append(len(words))
-            for w in parts:
+            for w in p:
                 if type(w) is Slot:
                     patch_at.append(len(words))
                     patch_from.append(w.index)
@@ -134,17 +122,42 @@ class CSegment:
                        np.array(words, dtype=np.uint64), np.array(patch_at, dtype=np.int64),
                        np.array(patch_from, dtype=np.int64)]
         fn_a, st_a, w_a, at_a, from_a = self.arrays
-        head = [len(self.steps), fn_a.ctypes.data, st_a.ctypes.data, w_a.ctypes.data, len(patch_at),
-                at_a.ctypes.data, from_a.ctypes.data, self.values.ctypes.data]
-        self.head = np.array(head, dtype=np.uint64)
-        self.call_args = _ffi.cast("const uintptr_t*", self.head.ctypes.data)
+        self.head = np.array([len(fns), fn_a.ctypes.data, st_a.ctypes.data, w_a.ctypes.data, len(patch_at),
+                              at_a.ctypes.data, from_a.ctypes.data, values], dtype=np.uint64)
+        self.args = _ffi.cast("const uintptr_t*", self.head.ctypes.data)
         self.fn = _runner_program().fn
+
+    def __call__(self) -> None:
+        self.fn(self.args)
+
+
+class CSegment:
+    """A run of C launches and copies, run by one call into C (see the module's docs)."""
+
+    def __init__(self, steps: list[Launch | CopyStep], values: np.ndarray):
+        self.steps, self.values = steps, values
+        self.runs = 0
+        self._build()
+
+    def _build(self) -> None:
+        fns, parts = [], []
+        self.waiting = False
+        for step in self.steps:
+            if isinstance(step, CopyStep):
+                fns.append(_entry_of(_runner_program(), "lz_copy"))
+                parts.append([step.dst, step.src, step.nbytes])
+            else:
+                obj, sizes, waiting = step.object_now()
+                self.waiting |= waiting
+                fns.append(_entry(obj))
+                parts.append([*step.args, *sizes, *scalar_words(step.scalars), THREADS])
+        self.calls = CallList(fns, parts, self.values.ctypes.data)
 
     def __call__(self) -> None:
         self.runs += 1
         if self.waiting and self.runs % RECHECK_RUNS == 0:
             self._build()
-        self.fn(self.call_args)
+        self.calls()
 
 
 _entries: dict[str, int] = {}
