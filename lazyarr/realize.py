@@ -14,6 +14,7 @@ from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime import executor
 from lazyarr.runtime.items import CallItem, ScheduleItem
+from lazyarr.runtime.prepared import PreparedLaunches, PreparedRun
 
 
 class _Realized:
@@ -76,9 +77,13 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
                 run(items, programs, marked)
                 stored += kept
         walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
-    sched = create_schedule(outputs, walked)
-    # compiled first: a kernel that fails to compile leaves nothing marked computed
-    programs = executor.compile_all(sched.items, sched.programs)
+    sched = create_schedule(outputs, walked, prepared=executor.plain_launches())
+    if type(sched.items) is PreparedRun:   # a schedule that keeps coming back: compiled, prepared
+        programs = None
+    else:   # compiled first: a kernel that fails to compile leaves nothing marked computed
+        programs = executor.compile_all(sched.items, sched.programs)
+        if sched.entry is not None:
+            _count_use(sched.entry, programs, len(walked.inputs), len(walked.scalars))
     marked = []
     for found in (sched.buffers, sched.views):
         for p, v in found.items():
@@ -87,13 +92,26 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
                 marked.append(p)
     # only a library routine can fail on its data (a singular matrix); otherwise the nodes are not
     # held, so that the buffers of graphs let go of can be reused while the kernels run
-    fallible = any(type(it) is CallItem for it in sched.items)
+    fallible = programs is not None and any(type(it) is CallItem for it in sched.items)
     return sched.views, sched.items, programs, marked if fallible else [], stored + sched.stored
 
 
-def run(items: list[ScheduleItem], programs: list[Any] | None = None, marked: list[UOp] = ()) -> None:
+def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -> None:
+    """A schedule cache entry was used again: once it is used as often as a kernel must run to be
+    optimised (`settings.hot_calls`), its launches are prepared (`lazyarr.runtime.prepared`)."""
+    uses = entry.launches
+    uses[0] += 1
+    if uses[0] == settings.hot_calls:
+        uses[1] = PreparedLaunches.of(entry.kernels, programs, n_inputs, len(entry.new), n_scalars,
+                                      executor.installed())
+
+
+def run(items: list[ScheduleItem] | PreparedRun, programs: list[Any] | None = None, marked: list[UOp] = ()) -> None:
     """Launch the kernels. If one fails (a library routine raising on its input: a singular matrix),
     the `marked` nodes are forgotten as computed, so that nothing reads the buffers left unfilled."""
+    if type(items) is PreparedRun:   # C kernels only: none fails on its data
+        items(buffer_readable)
+        return
     try:
         executor.run(items, buffer_readable, programs)
     except BaseException:

@@ -45,3 +45,20 @@ def assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True):
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=equal_nan)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+def watch_launches(monkeypatch, seen) -> None:
+    """Call `seen(items)` with the work items of every run, whichever way it runs: through
+    `executor.run` or as a cached schedule's prepared launches (their item templates)."""
+    from lazyarr.runtime import executor, prepared
+    run, run_prepared = executor.run, prepared.PreparedLaunches.run
+
+    def watched(items, *args, **kwargs):
+        seen(list(items))
+        return run(items, *args, **kwargs)
+
+    def watched_prepared(self, *args):
+        seen(list(self.templates))
+        return run_prepared(self, *args)
+    monkeypatch.setattr(executor, "run", watched)
+    monkeypatch.setattr(prepared.PreparedLaunches, "run", watched_prepared)

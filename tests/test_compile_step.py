@@ -8,7 +8,7 @@ import pytest
 import lazyarr as xp
 import lazyarr.nn.functional as F
 from lazyarr import optim, random
-from lazyarr.runtime import executor
+from tests.helpers import watch_launches
 
 RNG = np.random.default_rng(0)
 X = RNG.random((640, 16)).astype(np.float32)
@@ -92,8 +92,7 @@ def test_a_replay_runs_no_schedule(monkeypatch):
         captured(*_batch(i))
     assert captured.plans
     runs = []
-    plain_run = executor.run
-    monkeypatch.setattr(executor, "run", lambda *a, **k: (runs.append(1), plain_run(*a, **k)))
+    watch_launches(monkeypatch, runs.append)
     batches = [_batch(i) for i in range(4, 20)]
     losses = [captured(*b) for b in batches]
     assert not runs

@@ -7,12 +7,12 @@ import pytest
 
 import lazyarr as xp
 from lazyarr.runtime import executor, items
+from tests.helpers import watch_launches
 
 
 def count_runs(monkeypatch):
     runs = []
-    real = executor.run
-    monkeypatch.setattr(executor, "run", lambda items, *rest: (runs.append(len(items)), real(items, *rest)))
+    watch_launches(monkeypatch, lambda items: runs.append(len(items)))
     return runs
 
 

@@ -17,7 +17,7 @@ import lazyarr as xp
 from lazyarr.compiler import schedule
 from lazyarr.runtime import executor
 from lazyarr.runtime.items import ScheduleItem
-from tests.helpers import assert_close
+from tests.helpers import assert_close, watch_launches
 
 
 class Counts:
@@ -25,16 +25,15 @@ class Counts:
 
     def __init__(self, monkeypatch):
         self.launches = self.built = 0
-        run, build = executor.run, schedule._build_schedule
+        build = schedule._build_schedule
 
-        def counting_run(items, *args, **kwargs):
+        def counting_run(items):
             self.launches += len(items)
-            return run(items, *args, **kwargs)
 
         def counting_build(*args, **kwargs):
             self.built += 1
             return build(*args, **kwargs)
-        monkeypatch.setattr(executor, "run", counting_run)
+        watch_launches(monkeypatch, counting_run)
         monkeypatch.setattr(schedule, "_build_schedule", counting_build)
 
     def now(self):
@@ -232,12 +231,8 @@ def test_writing_row_i_in_a_loop_compiles_once(monkeypatch):
             traj[i] = state
         return traj
     kernels = []
-    run = executor.run
-
-    def recording(items, *args, **kwargs):
-        kernels.extend(executor._program_key(it) for it in items if type(it) is ScheduleItem)
-        return run(items, *args, **kwargs)
-    monkeypatch.setattr(executor, "run", recording)
+    watch_launches(monkeypatch, lambda items: kernels.extend(
+        executor._program_key(it) for it in items if type(it) is ScheduleItem))
     distinct = {}
     for n, start in ((60, [1.0, 0.0, 0.5]), (120, [0.5, 1.0, 2.0])):
         kernels.clear()

@@ -34,6 +34,7 @@ from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime.devices import get_device
 from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
+from lazyarr.runtime.prepared import PreparedRun
 
 def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     """The tensor node reading `buf` as an array of `shape`."""
@@ -245,6 +246,7 @@ class Schedule:
     buffers: dict[UOp, UOp]     # every realize point → its view, recorded once the kernels ran
     stored: list[UOp] = ()      # the held values stored besides the outputs (`held_values`)
     programs: list | None = None   # the cache entry's memo of the kernels' programs (executor.compile_all)
+    entry: CachedSchedule | None = None   # the schedule cache entry it was made from
 
 
 # A schedule cache entry: the kernels of a graph structure with its input buffers as parameters.
@@ -263,6 +265,8 @@ class CachedSchedule:
     points: tuple[tuple[int, int], ...]    # (position in the structure's order, new buffer)
     kept: tuple[tuple[int, Device], ...]   # the held values stored: (position in the order, device)
     programs: list = field(default_factory=list, compare=False)   # executor.compile_all's memo
+    # how often it was used, and its kernels' launches once prepared (`runtime.prepared`, by the driver)
+    launches: list = field(default_factory=lambda: [0, None], compare=False)
 
 
 _schedule_cache: dict[tuple, CachedSchedule] = {}
@@ -393,22 +397,30 @@ def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
 
 
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
-                 outputs: list[tuple[UOp, Device]]) -> Schedule:
+                 outputs: list[tuple[UOp, Device]], scalars: list[Any], prepared: bool) -> Schedule:
+    """The schedule of a cache entry on these input buffers and scalar values. `prepared`: its
+    kernels may run as the entry's prepared launches, where it has them."""
     new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
     pools = (inputs, new)
 
     def buf(ref: tuple[int, int, bool]) -> Buffer:
         b = pools[ref[0]][ref[1]]
         return b.real_view() if ref[2] else b
-    items = []
-    for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
-        it = object.__new__(type(template))
-        it.__dict__.update(template.__dict__)
-        it.buffers = [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs]
-        items.append(it)
+    launches = entry.launches[1]
+    if prepared and launches is not None:
+        items = PreparedRun(launches, inputs + new, scalars)
+    else:
+        items = []
+        for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
+            it = object.__new__(type(template))
+            it.__dict__.update(template.__dict__)
+            it.buffers = [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs]
+            if it.slots:
+                it.scalars = tuple([scalars[k] for k in it.slots])
+            items.append(it)
     views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
-    return Schedule(items, views, points)
+    return Schedule(items, views, points, entry=entry)
 
 
 def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: list[tuple[UOp, Device]],
@@ -438,12 +450,13 @@ def _template(item: Any) -> Any:
     return replace(item, buffers=[])
 
 
-def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = None) -> Schedule:
+def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, prepared: bool = False) -> Schedule:
     """The kernels that compute `outputs` (nodes with their devices), in dependency order. A graph
     of the same structure as an earlier one, on other buffers, reuses its kernels (the schedule
     cache) and skips fusion and rangeify. `walked`: structure_key's answer for `outputs`, if the
     caller has it. The values that live arrays hold are stored too (`held_values`): they are
-    outputs after the given ones, and the schedule lists them (`stored`)."""
+    outputs after the given ones, and the schedule lists them (`stored`). `prepared`: a cached
+    schedule's kernels may come as its prepared launches (a `runtime.prepared.PreparedRun`)."""
     roots = [u for u, _ in outputs]
     walked = walked or structure_key(roots, [d for _, d in outputs])
     entry = _schedule_cache.get(walked.key)
@@ -455,7 +468,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
         outputs = outputs + kept
         roots = roots + [u for u, _ in kept]
     if entry is not None:
-        sched = _instantiate(entry, walked.inputs, order, outputs)
+        sched = _instantiate(entry, walked.inputs, order, outputs, [c.arg for c in walked.scalars], prepared)
         sched.programs = entry.programs
     else:
         # realized nodes read from their buffers, liftable constants become the schedule's scalars
@@ -471,11 +484,11 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
         sched = _build_schedule(roots, outputs)
         sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
         _schedule_cache[walked.key] = _record(sched, walked.inputs, order, outputs, kept)
-    if walked.scalars:
-        values = [c.arg for c in walked.scalars]
-        for it in sched.items:
-            if it.slots:
-                it.scalars = tuple([values[k] for k in it.slots])
+        if walked.scalars:
+            values = [c.arg for c in walked.scalars]
+            for it in sched.items:
+                if it.slots:
+                    it.scalars = tuple([values[k] for k in it.slots])
     sched.stored = [u for u, _ in kept]
     return sched
 

@@ -1,0 +1,143 @@
+"""A cached schedule's launches, prepared once (issue 27): a schedule that keeps coming back (every
+iteration of a loop realizes the same structure on new buffers) runs its C kernels through one call
+into C (`launch_plan.CallList`) instead of the executor's per-kernel Python.
+
+What is fixed for the structure is worked out once: each kernel's argument words (a buffer's address
+and the schedule's scalars are slots bound at each run, sizes and the thread count are laid out),
+the buffer each kernel uses last, the in-place pairs (`items.inplace_args`) whose argument is used
+last by that kernel. What depends on the run is done in one pass before the call, in kernel order,
+exactly as `executor.run` does it between launches: an argument no graph can read lends its storage
+to the output (`executor.lendable`), outputs take memory, and a buffer past its last use that
+nothing can read gives its storage back. Giving storage back before the kernels ran is sound: memory
+handed out again within the pass goes to a later kernel of the same call (which runs after the
+reader), and nothing else takes memory until the call returns.
+
+While a kernel's object can still change (a first-tier kernel waiting for its optimised object, a
+shape-generic one counting its sizes before it gets its own code), each run counts its calls and
+asks for optimised code as the executor does (`executor.optimise_if_hot`), and the call list is
+laid out again when an object changed; once every object is settled a run has no per-kernel Python
+left but the pass over the buffers.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, scalar_words, threads_now
+from lazyarr.runtime.device import Buffer
+from lazyarr.runtime import executor
+from lazyarr.runtime.executor import dead, lendable, optimise_if_hot
+from lazyarr.runtime.items import ScheduleItem
+from lazyarr.runtime.launch_plan import CallList, Slot, THREADS, _entry, is_c_launch
+
+_WORDS = _ffi.typeof("uintptr_t[]")
+
+
+class PreparedLaunches:
+    """The kernels of one cached schedule structure: `kernels` are (item template, buffer
+    references) as the schedule cache keeps them, references into the run's input buffers then
+    its new ones (`n_inputs` of the first)."""
+
+    def __init__(self, kernels: list[tuple[ScheduleItem, tuple]], programs: list[Any], n_inputs: int,
+                 n_new: int, n_scalars: int, installed: tuple[dict, int]):
+        self.templates, self.programs, self.installed = [t for t, _ in kernels], list(programs), installed
+        flat = lambda ref: ref[1] if ref[0] == 0 else n_inputs + ref[1]
+        self.args = [[flat(r) for r in refs] for _, refs in kernels]
+        self.sizes = [t.sizes for t, _ in kernels]
+        self.n_inputs, self.n_buffers = n_inputs, n_inputs + n_new
+        last_use: dict[int, int] = {}
+        for i, a in enumerate(self.args):
+            for b in a:
+                last_use[b] = i
+        first_use: dict[int, int] = {}
+        for i, a in enumerate(self.args):
+            for b in a:
+                first_use.setdefault(b, i)
+        # per kernel: (output, argument) pairs that may lend, new buffers to give memory, buffers used last
+        self.steps = [([(a[o], a[k]) for o, k in t.inplace if last_use[a[k]] == i],
+                       [b for b in dict.fromkeys(a) if b >= n_inputs and first_use[b] == i],
+                       [b for b in dict.fromkeys(a) if last_use[b] == i])
+                      for i, ((t, _), a) in enumerate(zip(kernels, self.args))]
+        scalar_slot = 1 + self.n_buffers
+        self.scalar_args = [[Slot(scalar_slot + k) for k in t.slots] for t, _ in kernels]
+        self.values = _ffi.new(_WORDS, 1 + self.n_buffers + n_scalars)
+        self.values_address = int(_ffi.cast("uintptr_t", self.values))
+        self.objects: list[tuple[CPUProgram, bool]] | None = None
+        self.settled = False
+        self.calls: CallList | None = None
+
+    @staticmethod
+    def of(kernels: list[tuple[Any, tuple]], programs: list[Any], n_inputs: int, n_new: int, n_scalars: int,
+           installed: tuple[dict, int]) -> PreparedLaunches | None:
+        """The prepared launches of a schedule whose kernels are all C kernels on buffers of host
+        memory (no routine, copy, or complex buffer's real view), or None."""
+        for (t, refs), prog in zip(kernels, programs):
+            if type(t) is not ScheduleItem or not t.device.host_memory or not is_c_launch(prog) or \
+                    any(r[2] for r in refs):
+                return None
+        return PreparedLaunches(kernels, programs, n_inputs, n_new, n_scalars, installed)
+
+    def _objects_now(self) -> list[tuple[CPUProgram, bool]]:
+        """Each kernel's object for this run (counting the call where that still matters) and
+        whether it is specialised to its sizes; asks for optimised code as the executor would."""
+        start = time.perf_counter()
+        objects, settled = [], True
+        for prog, sizes in zip(self.programs, self.sizes):
+            if isinstance(prog, CPUProgram):
+                objects.append((prog, False))
+                continue
+            settled = settled and prog.settled(sizes)   # (asked first: this call may still take a new object)
+            objects.append(prog.object_for(sizes))
+            optimise_if_hot(prog, start)
+        self.settled = settled
+        return objects
+
+    def _lay_out(self) -> None:
+        fns, parts = [], []
+        for (obj, specialised), args, sizes, scalars in zip(self.objects, self.args, self.sizes, self.scalar_args):
+            fns.append(_entry(obj))
+            parts.append([*(Slot(1 + b) for b in args), *(() if specialised else sizes), *scalars, THREADS])
+        self.calls = CallList(fns, parts, self.values_address)
+
+    def run(self, buffers: list[Buffer], scalars: list[Any], readable: Callable[[Buffer], bool]) -> None:
+        """Run the kernels on `buffers` (the inputs, then the new ones) with the schedule's scalar
+        values; `readable(b)`: whether a graph can still read buffer b (see the module's docs)."""
+        cache, count = executor.installed()
+        if cache is not self.installed[0] or count != self.installed[1]:   # maybe a program of these was replaced
+            self.programs = [executor.get_program(t) for t in self.templates]
+            self.installed = executor.installed()
+            self.settled = False
+        if not self.settled:
+            objects = self._objects_now()
+            if objects != self.objects:
+                self.objects = objects
+                self._lay_out()
+        words = [threads_now()]
+        for b in buffers[:self.n_inputs]:
+            words.append(address(b.ensure_allocated()))
+        words += [0] * (self.n_buffers - self.n_inputs)
+        for lends, fresh, last in self.steps:
+            for o, k in lends:   # an argument that nothing needs after this kernel lends its storage
+                if buffers[o].storage is None and lendable(buffers[k], buffers[o], readable):
+                    buffers[o].take_storage(buffers[k])
+            for o in fresh:
+                words[1 + o] = address(buffers[o].ensure_allocated())
+            for k in last:
+                if dead(buffers[k], readable):
+                    buffers[k].release()
+        if scalars:
+            words += scalar_words(scalars)
+        self.values[0:len(words)] = words
+        self.calls()
+
+
+class PreparedRun:
+    """A cached schedule's kernels as its prepared launches, bound to one run's buffers (the
+    inputs, then the new ones) and scalar values: what `lazyarr.realize.run` runs in place of items."""
+    __slots__ = ("launches", "buffers", "scalars")
+
+    def __init__(self, launches: PreparedLaunches, buffers: list[Buffer], scalars: list[Any]):
+        self.launches, self.buffers, self.scalars = launches, buffers, scalars
+
+    def __call__(self, readable: Callable[[Buffer], bool]) -> None:
+        self.launches.run(self.buffers, self.scalars, readable)

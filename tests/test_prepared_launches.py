@@ -1,0 +1,140 @@
+"""A cached schedule's launches, prepared once (`lazyarr.runtime.prepared`): a structure that keeps
+coming back runs its C kernels in one call into C, and gives the answers the executor's launches
+give — with outputs taking an argument's storage in place, values held by live arrays kept intact,
+scalars changing every run, inputs made every way users make them, and kernels that change their
+object (tiers, sizes) on the way."""
+import numpy as np
+import pytest
+
+import lazyarr as xp
+from lazyarr import settings
+from lazyarr.runtime import executor, prepared
+from tests.helpers import assert_close
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many realizations ran as prepared launches and how many through the executor."""
+    counts = {"prepared": 0, "executor": 0}
+    run_prepared, run_executor = prepared.PreparedLaunches.run, executor.run
+
+    def counting_prepared(self, *args):
+        counts["prepared"] += 1
+        return run_prepared(self, *args)
+
+    def counting_executor(items, *args, **kwargs):
+        counts["executor"] += 1
+        return run_executor(items, *args, **kwargs)
+    monkeypatch.setattr(prepared.PreparedLaunches, "run", counting_prepared)
+    monkeypatch.setattr(executor, "run", counting_executor)
+    return counts
+
+
+def made(how, values):
+    """`values` as a lazyarr array made the way `how` says."""
+    if how == "asarray":
+        return xp.asarray(values)
+    if how == "view":        # a transposed view of a realized array
+        return xp.asarray(np.ascontiguousarray(values.T)).T
+    if how == "slice":       # a strided slice of a bigger realized array
+        big = np.zeros((values.shape[0] * 2,) + values.shape[1:], values.dtype)
+        big[::2] = values
+        return xp.asarray(big)[::2]
+    if how == "program":     # computed lazily by the program
+        return xp.asarray(values) * 1.0
+    raise AssertionError(how)
+
+
+@pytest.mark.parametrize("how", ["asarray", "view", "slice", "program"])
+def test_a_loop_reading_a_scalar_each_step_runs_prepared_and_matches_numpy(counted, how):
+    rng = np.random.default_rng(7)
+    start = rng.standard_normal((40, 30))
+    x, xn = made(how, start), start.copy()
+    got, want = [], []
+    for i in range(40):
+        c = 0.5 + 0.01 * i              # a new Python scalar each step
+        x = xp.tanh(x * c) + 0.1 * x
+        xn = np.tanh(xn * c) + 0.1 * xn
+        got.append(float(xp.sum(x ** 2)))
+        want.append(float(np.sum(xn ** 2)))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert_close(x, xn, rtol=1e-12)
+    assert counted["prepared"] >= 30, counted    # after a few steps, no executor launches
+    assert counted["executor"] <= 10, counted
+
+
+def test_outputs_take_storage_in_place_and_held_values_stay_intact(counted):
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal(1000).astype(np.float32)
+    x, xn, kept = xp.asarray(x0), x0.copy(), []
+    for i in range(30):
+        x = x * 0.5 + float(i)          # nothing else reads the old x: its storage may be reused
+        xn = xn * np.float32(0.5) + np.float32(i)
+        x.realize()
+        if i % 7 == 0:                  # ... except where the program keeps it
+            kept.append((x, xn.copy()))
+    for t, want in kept:
+        np.testing.assert_array_equal(t.numpy(), want)
+    np.testing.assert_array_equal(x.numpy(), xn)
+    assert counted["prepared"] >= 20, counted
+
+
+def test_an_input_read_again_after_the_run_keeps_its_value(counted):
+    a0 = np.arange(64, dtype=np.float64)
+    a = xp.asarray(a0)
+    for i in range(20):
+        b = a * 2.0 + i                 # a is read again below: b must not take its storage
+        b.realize()
+        np.testing.assert_array_equal(b.numpy(), a0 * 2 + i)
+        np.testing.assert_array_equal(a.numpy(), a0)
+    assert counted["prepared"] >= 10, counted
+
+
+def test_kernels_that_change_object_on_the_way_give_the_same_answers(counted, monkeypatch):
+    # a shape-generic reduction counted at each size, then specialised: the launches are laid out again
+    monkeypatch.setattr(settings, "hot_calls", 2)
+    rng = np.random.default_rng(5)
+    for n in (1000, 1003, 1000, 777, 1000, 1003) * 4:
+        v = rng.random(n, dtype=np.float32)
+        c = float(rng.random())
+        got = float(xp.sum(xp.sin(xp.asarray(v) * c)))
+        np.testing.assert_allclose(got, np.sum(np.sin(v * np.float32(c)), dtype=np.float64), rtol=2e-5)
+    assert counted["prepared"] >= 10, counted
+
+
+def test_a_changing_scalar_compiles_nothing_once_prepared(counted):
+    x = xp.asarray(np.linspace(0, 1, 5000, dtype=np.float32))
+    for c in (0.25, 0.5):
+        float(xp.sum(xp.sin(x * c)))
+    for c in (0.75, 1.25, 3.0):
+        float(xp.sum(xp.sin(x * c)))
+    programs = len(executor._programs)
+    scales = 0.13 + 0.07 * np.arange(25)   # no value the code bakes in (`uop.BAKED_FLOATS`: 0.5, 1, 2 ...)
+    scales = [*scales[:12].tolist(), *scales[12:]]   # Python floats, then NumPy's
+    values = [float(xp.sum(xp.sin(x * c))) for c in scales]
+    want = [float(np.sum(np.sin(np.linspace(0, 1, 5000, dtype=np.float32) * np.float32(c)))) for c in scales]
+    np.testing.assert_allclose(values, want, rtol=2e-5)
+    assert len(executor._programs) == programs
+    assert counted["prepared"] >= 25, counted
+
+
+def test_a_schedule_with_a_library_routine_runs_through_the_executor(counted):
+    rng = np.random.default_rng(11)
+    m = rng.standard_normal((6, 6)) + 6 * np.eye(6)
+    for i in range(6):
+        v = rng.standard_normal(6)
+        got = xp.linalg.solve(xp.asarray(m) + i, xp.asarray(v))
+        assert_close(got, np.linalg.solve(m + i, v), rtol=1e-10)
+    for _ in range(4):   # a routine's failure still reaches the user, however often it comes back
+        with pytest.raises(xp.linalg.LinAlgError):
+            xp.linalg.inv(xp.zeros((3, 3)) * 2.0).numpy()
+
+
+def test_debug_output_takes_the_executor_path(counted, monkeypatch, capsys):
+    x = xp.asarray(np.arange(16, dtype=np.float32))
+    for i in range(5):
+        (x + float(i)).numpy()
+    before = counted["prepared"]
+    monkeypatch.setattr(settings, "debug", 1)
+    np.testing.assert_array_equal((x + 9.0).numpy(), np.arange(16, dtype=np.float32) + 9)
+    assert counted["prepared"] == before   # each launch is reported, as debug asks
