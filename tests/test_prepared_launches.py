@@ -2,7 +2,8 @@
 coming back runs its C kernels in one call into C, and gives the answers the executor's launches
 give — with outputs taking an argument's storage in place, values held by live arrays kept intact,
 scalars changing every run, inputs made every way users make them, and kernels that change their
-object (tiers, sizes) on the way."""
+object (tiers, sizes) on the way. On a device without host memory (OpenCL) the same loops run
+through the executor: the answers are checked there too, and that nothing ran prepared."""
 import numpy as np
 import pytest
 
@@ -28,6 +29,14 @@ def counted(monkeypatch):
     monkeypatch.setattr(prepared.PreparedLaunches, "run", counting_prepared)
     monkeypatch.setattr(executor, "run", counting_executor)
     return counts
+
+
+HOST = xp.asarray(0.0).device.host_memory   # prepared launches are the CPU's (C kernels on host memory)
+
+
+def ran_prepared(counted, at_least: int) -> bool:
+    """Whether at least `at_least` realizations ran prepared on the CPU, or none on another device."""
+    return counted["prepared"] >= at_least if HOST else counted["prepared"] == 0
 
 
 def made(how, values):
@@ -59,8 +68,8 @@ def test_a_loop_reading_a_scalar_each_step_runs_prepared_and_matches_numpy(count
         want.append(float(np.sum(xn ** 2)))
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert_close(x, xn, rtol=1e-12)
-    assert counted["prepared"] >= 30, counted    # after a few steps, no executor launches
-    assert counted["executor"] <= 10, counted
+    assert ran_prepared(counted, 30), counted    # after a few steps, no executor launches
+    assert counted["executor"] <= 10 or not HOST, counted
 
 
 def test_outputs_take_storage_in_place_and_held_values_stay_intact(counted):
@@ -76,7 +85,7 @@ def test_outputs_take_storage_in_place_and_held_values_stay_intact(counted):
     for t, want in kept:
         np.testing.assert_array_equal(t.numpy(), want)
     np.testing.assert_array_equal(x.numpy(), xn)
-    assert counted["prepared"] >= 20, counted
+    assert ran_prepared(counted, 20), counted
 
 
 def test_an_input_read_again_after_the_run_keeps_its_value(counted):
@@ -87,7 +96,7 @@ def test_an_input_read_again_after_the_run_keeps_its_value(counted):
         b.realize()
         np.testing.assert_array_equal(b.numpy(), a0 * 2 + i)
         np.testing.assert_array_equal(a.numpy(), a0)
-    assert counted["prepared"] >= 10, counted
+    assert ran_prepared(counted, 10), counted
 
 
 def test_kernels_that_change_object_on_the_way_give_the_same_answers(counted, monkeypatch):
@@ -99,7 +108,7 @@ def test_kernels_that_change_object_on_the_way_give_the_same_answers(counted, mo
         c = float(rng.random())
         got = float(xp.sum(xp.sin(xp.asarray(v) * c)))
         np.testing.assert_allclose(got, np.sum(np.sin(v * np.float32(c)), dtype=np.float64), rtol=2e-5)
-    assert counted["prepared"] >= 10, counted
+    assert ran_prepared(counted, 10), counted
 
 
 def test_a_changing_scalar_compiles_nothing_once_prepared(counted):
@@ -115,7 +124,7 @@ def test_a_changing_scalar_compiles_nothing_once_prepared(counted):
     want = [float(np.sum(np.sin(np.linspace(0, 1, 5000, dtype=np.float32) * np.float32(c)))) for c in scales]
     np.testing.assert_allclose(values, want, rtol=2e-5)
     assert len(executor._programs) == programs
-    assert counted["prepared"] >= 25, counted
+    assert ran_prepared(counted, 25), counted
 
 
 def test_a_schedule_with_a_library_routine_runs_through_the_executor(counted):

@@ -45,6 +45,8 @@ class PreparedLaunches:
         self.args = [[flat(r) for r in refs] for _, refs in kernels]
         self.sizes = [t.sizes for t, _ in kernels]
         self.n_inputs, self.n_buffers = n_inputs, n_inputs + n_new
+        # the inputs the kernels read (an output may be the view of an input no kernel reads, on any device)
+        self.read = sorted({b for a in self.args for b in a if b < n_inputs})
         last_use: dict[int, int] = {}
         for i, a in enumerate(self.args):
             for b in a:
@@ -70,7 +72,10 @@ class PreparedLaunches:
     def of(kernels: list[tuple[Any, tuple]], programs: list[Any], n_inputs: int, n_new: int, n_scalars: int,
            installed: tuple[dict, int]) -> PreparedLaunches | None:
         """The prepared launches of a schedule whose kernels are all C kernels on buffers of host
-        memory (no routine, copy, or complex buffer's real view), or None."""
+        memory (no routine, copy, or complex buffer's real view), or None (also where there are no
+        kernels: a schedule of views only has nothing to prepare)."""
+        if not kernels:
+            return None
         for (t, refs), prog in zip(kernels, programs):
             if type(t) is not ScheduleItem or not t.device.host_memory or not is_c_launch(prog) or \
                     any(r[2] for r in refs):
@@ -112,10 +117,9 @@ class PreparedLaunches:
             if objects != self.objects:
                 self.objects = objects
                 self._lay_out()
-        words = [threads_now()]
-        for b in buffers[:self.n_inputs]:
-            words.append(address(b.ensure_allocated()))
-        words += [0] * (self.n_buffers - self.n_inputs)
+        words = [threads_now()] + [0] * self.n_buffers
+        for b in self.read:
+            words[1 + b] = address(buffers[b].ensure_allocated())
         for lends, fresh, last in self.steps:
             for o, k in lends:   # an argument that nothing needs after this kernel lends its storage
                 if buffers[o].storage is None and lendable(buffers[k], buffers[o], readable):
