@@ -1,6 +1,7 @@
 """The node table and the structure walk in C (lazyarr/compiler/uop_native.c) against their Python
 versions: interning, release (by reference count, by the cycle collector, of very deep graphs),
-bad input, and the walk's results on random graphs with realized nodes. The Python fallback
+bad input, the walk's results on random graphs with realized nodes, and the stages' anchors
+(stages_native.c) on random programs never realized. The Python fallback
 (LAZYARR_NATIVE=0) runs a training step in a subprocess and must agree exactly."""
 import gc
 import json
@@ -154,6 +155,49 @@ def test_toposort_in_c_gives_the_python_order(data):
     stop = lambda u: u.op is Ops.MUL   # noqa: E731
     got, want = native.toposort(sink, stop), uop._py_toposort(sink, stop)
     assert len(got) == len(want) and all(x is y for x, y in zip(got, want))
+
+
+# ---- the stages' anchors ----------------------------------------------------------------------
+
+_STEPS_OF_A_PROGRAM = [   # each makes a new state from the states so far (s[-1], s[-2]) and a number c
+    lambda xp, s, c: xp.sin(s[-1] * c) + 0.1 * s[-2],
+    lambda xp, s, c: s[-1] - c * xp.sum(s[-2], axis=0),
+    lambda xp, s, c: xp.roll(s[-1], 1, axis=1) * 0.5 + s[-2],
+    lambda xp, s, c: xp.concat([(s[-1].T @ s[-2]).reshape(-1), s[-1].reshape(-1)[:8]]).reshape(6, 4) / (1 + abs(c)),
+    lambda xp, s, c: xp.where(s[-1] > c, s[-2], -s[-1]),
+    lambda xp, s, c: xp.astype(xp.astype(s[-1] * 8, xp.int32) % 5, xp.float64) + s[-2],
+    lambda xp, s, c: xp.concat([s[-1][1:], s[-2][:1]], axis=0) * c,
+    lambda xp, s, c: xp.exp(-xp.abs(s[-1])) + xp.max(s[-2], axis=1, keepdims=True),
+]
+
+
+def _setitem_step(xp, s, c):
+    t = s[-1] + 0.0
+    t[int(abs(c) * 10) % 6] = s[-2][0] * c
+    return t
+
+
+@needs_native
+@given(st.data())
+def test_the_stages_anchors_in_c_are_the_python_ones(data):
+    import numpy as np
+    import lazyarr as xp
+    from lazyarr.compiler import stages
+    steps = _STEPS_OF_A_PROGRAM + [_setitem_step]
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    states = [xp.asarray(rng.standard_normal((6, 4))), xp.asarray(rng.standard_normal((6, 4))) * 1.0]
+    for i in range(data.draw(st.integers(10, 80))):
+        step = steps[data.draw(st.integers(0, len(steps) - 1))]
+        states.append(step(xp, states, data.draw(st.sampled_from([0.5, -1.0, 2.0, 0.3 + i, 1e-3]))))
+        if data.draw(st.integers(0, 12)) == 0:   # realized on the way: a leaf from then on
+            states[-1].realize()
+    roots = [t.uop for t in states[-data.draw(st.integers(1, 2)):]]
+    device = states[-1].device
+    got = native.stage_anchors(UOp(Ops.SINK, roots[0].dtype, tuple(roots)), device)
+    want = stages.py_stage_anchors(roots, device)
+    assert len(got) == len(want) and all(g[0] is w[0] and g[1] is w[1] for g, w in zip(got, want))
+    assert native.toposort(UOp(Ops.SINK, roots[0].dtype, tuple(roots)), lambda u: u._view is not None)[:-1] == \
+        stages.graph_nodes(roots)
 
 
 # ---- the Python fallback -----------------------------------------------------------------------

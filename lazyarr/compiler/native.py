@@ -1,12 +1,12 @@
-"""Builds and loads `uop_native.c`: the intern table of graph nodes and the schedule cache's walk
-in C. Every tensor operation builds nodes and every realization walks its graph, so these two
+"""Builds and loads `uop_native.c` (then `stages_native.c`, compiled with it as one file): the
+intern table of graph nodes, the schedule cache's walk and the stages' anchors in C. Every tensor operation builds nodes and every realization walks its graph, so these two
 loops are most of the Python time of a training step; in C they cost a fraction of it.
 
 The module is compiled by the CPU device's C compiler (`LAZYARR_CC`) against this Python's
 headers on first import and kept in the disk cache (a few hundred ms, once; a cached object that
 is damaged, which the cache detects, or that will not import is built again). Without a compiler or
 the headers, or with LAZYARR_NATIVE=0, lazyarr warns (unless asked) and runs the Python versions
-(`uop._PyNode`, `schedule._walk`), which give the same results, more slowly.
+(`uop._PyNode`, `schedule._walk`, `stages.stage_anchors`), which give the same results, more slowly.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from types import ModuleType
 from lazyarr import settings
 from lazyarr.runtime.cache import cache_key, load_cached
 
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "uop_native.c")
+SOURCES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name) for name in ("uop_native.c", "stages_native.c")]
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fno-strict-aliasing"]
 
 
@@ -46,8 +46,10 @@ def _build_and_import() -> ModuleType:
     include = sysconfig.get_paths()["include"]
     if not os.path.exists(os.path.join(include, "Python.h")):
         raise RuntimeError(f"Python's headers are not installed ({include}/Python.h)")
-    with open(SOURCE) as f:
-        source = f.read()
+    source = ""
+    for path in SOURCES:
+        with open(path) as f:
+            source += f"#line 1 \"{os.path.basename(path)}\"\n" + f.read()
     st = os.stat(cc)
     key = cache_key("native", source, sys.version, include, f"{os.path.realpath(cc)} {st.st_size} {st.st_mtime_ns}",
                     " ".join(CFLAGS))
@@ -56,7 +58,7 @@ def _build_and_import() -> ModuleType:
         proc = subprocess.run([cc, *CFLAGS, "-I", include, "-x", "c", "-", "-o", out_path], input=source,
                               capture_output=True, text=True)
         if proc.returncode != 0:
-            raise RuntimeError(f"{settings.cc} failed on uop_native.c:\n{proc.stderr}")
+            raise RuntimeError(f"{settings.cc} failed on {' + '.join(map(os.path.basename, SOURCES))}:\n{proc.stderr}")
     def load(path: str) -> ModuleType:
         name = "lazyarr.compiler.uop_native"
         loader = importlib.machinery.ExtensionFileLoader(name, path)

@@ -30,7 +30,7 @@ import zlib
 from enum import Enum
 from typing import Any
 
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, liftable
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, _native, liftable
 
 FINGERPRINT_DEPTH = 3
 ANCHOR_EVERY = 8
@@ -61,7 +61,15 @@ def needs_stages(order: list[UOp], limit: int) -> bool:
 
 
 def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
-    """The values to realize before `roots` (on `device`), in dependency order, with their devices."""
+    """The values to realize before `roots` (on `device`), in dependency order, with their devices.
+    (In C where the node table is: `stages_native.c`, the same anchors; this is the reference.)"""
+    if _native is not None:
+        return _native.stage_anchors(UOp(Ops.SINK, roots[0].dtype, tuple(roots)), device)
+    return py_stage_anchors(roots, device)
+
+
+def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
+    """stage_anchors in Python."""
     order = graph_nodes(roots)
     # node → (its structure's hashes down to 0, 1, ... levels; the levels of computation since the
     # last anchor; the most elements of the unbroadcast values it reads; the device of the storage
@@ -145,3 +153,8 @@ def _storage_device(view: UOp | None) -> Any:
     while view is not None and view.op is Ops.RESHAPE:
         view = view.src[0]
     return view.arg.device if view is not None and view.op is Ops.BUFFER else None
+
+
+if _native is not None:
+    _native.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
+                         Ops.CALL, Ops.COPY, Ops.NOOP, Ops.SHRINK, FINGERPRINT_DEPTH, ANCHOR_EVERY, MAX_LEVELS)

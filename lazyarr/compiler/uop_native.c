@@ -11,7 +11,8 @@
  *
  * walk(sink, realized_for): the parts, input buffers, order, resolved, held and scalar nodes of
  * schedule.structure_key, in the same order as schedule._walk, with an explicit stack;
- * toposort(root, stop): UOp.toposort. */
+ * toposort(root, stop): UOp.toposort; stage_anchors (in stages_native.c, which native.py compiles
+ * after this file): lazyarr.compiler.stages.stage_anchors. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
@@ -488,10 +489,9 @@ static PyObject *walk(PyObject *module, PyObject *args) {
 /* ---- toposort --------------------------------------------------------------------------- */
 
 /* Every node reachable from root, sources before users, in UOp.toposort's order (depth first, a
- * node's sources in order); stop(u) true: u is included but its sources are not visited. */
-static PyObject *toposort(PyObject *module, PyObject *args) {
-    PyObject *root, *stop = Py_None;
-    if (!PyArg_ParseTuple(args, "O!|O:toposort", &NodeType, &root, &stop)) return NULL;
+ * node's sources in order); stop(u) true (stop: a callable or None), or with stop_at_views a node
+ * whose value is computed (its _view set): u is included but its sources are not visited. */
+static PyObject *toposort_of(PyObject *root, PyObject *stop, int stop_at_views) {
     PyObject *order = PyList_New(0), *seen = PySet_New(NULL);
     Py_ssize_t cap = 64, sp = 0;
     Frame *stack = PyMem_Malloc(cap * sizeof(Frame));
@@ -512,7 +512,8 @@ static PyObject *toposort(PyObject *module, PyObject *args) {
             }
             if (PySet_Add(seen, (PyObject *)n) < 0) goto error;
             f->child = 0;
-            if (stop != Py_None) {
+            if (stop_at_views && n->view != NULL && n->view != Py_None) f->child = PyTuple_GET_SIZE(n->src);
+            else if (stop != Py_None) {
                 PyObject *r = PyObject_CallOneArg(stop, (PyObject *)n);
                 int stopped = r == NULL ? -1 : PyObject_IsTrue(r);
                 Py_XDECREF(r);
@@ -548,6 +549,16 @@ error:
     Py_XDECREF(order);
     return NULL;
 }
+
+static PyObject *toposort(PyObject *module, PyObject *args) {
+    PyObject *root, *stop = Py_None;
+    if (!PyArg_ParseTuple(args, "O!|O:toposort", &NodeType, &root, &stop)) return NULL;
+    return toposort_of(root, stop, 0);
+}
+
+/* The stages' anchors (stages_native.c, compiled after this file). */
+static PyObject *stage_anchors(PyObject *module, PyObject *args);
+static PyObject *setup_stages(PyObject *module, PyObject *args);
 
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
@@ -586,6 +597,8 @@ static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved, held, scalars)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
+    {"setup_stages", setup_stages, METH_VARARGS, "setup_stages(...): what stage_anchors needs from Python."},
+    {"stage_anchors", stage_anchors, METH_VARARGS, "stage_anchors(sink, device) -> [(anchor, device)]."},
     {NULL},
 };
 

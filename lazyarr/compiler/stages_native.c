@@ -1,0 +1,303 @@
+/* lazyarr.compiler.stages.stage_anchors in C (compiled after uop_native.c, whose Node, walk marks
+ * and toposort it uses). It computes the same fingerprints as the Python version: every hash is
+ * Python's hash of the same tuple of the same ints (built here and hashed by PyObject_Hash), and
+ * the arguments Python hashes with stages.stable_hash are hashed here the same way (None, ints and
+ * floats in C, anything else by calling stable_hash), so both choose the same anchors; the tests
+ * compare them. Per node it needs no Python call but for shapes not yet known and such arguments. */
+
+#define MAX_DEPTH 8
+
+static struct {
+    PyObject *stable_hash, *storage_device;   /* stages.stable_hash, stages._storage_device */
+    PyObject *not_values, *movement, *own_size;   /* frozensets of Ops */
+    PyObject *op_call, *op_copy, *op_noop, *op_shrink, *op_values;   /* op_values: Ops -> .value */
+    int depth, every, max_levels;
+    struct { PyObject *dtype, *hash; long itemsize; } dtypes[64];
+    int n_dtypes;
+    PyObject *spare_hash;
+} st;
+
+static PyObject *setup_stages(PyObject *module, PyObject *args) {
+    PyObject *stable_hash, *storage_device, *not_values, *movement, *own_size, *call, *copy, *noop, *shrink;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOiii:setup_stages", &stable_hash, &storage_device, &not_values, &movement,
+                          &own_size, &call, &copy, &noop, &shrink, &st.depth, &st.every, &st.max_levels))
+        return NULL;
+    if (st.depth < 0 || st.depth >= MAX_DEPTH || st.every <= 0) {
+        PyErr_SetString(PyExc_ValueError, "setup_stages: a fingerprint depth of 0..7 and a positive period");
+        return NULL;
+    }
+    PyObject *objs[] = {stable_hash, storage_device, not_values, movement, own_size, call, copy, noop, shrink};
+    PyObject **slots[] = {&st.stable_hash, &st.storage_device, &st.not_values, &st.movement, &st.own_size,
+                          &st.op_call, &st.op_copy, &st.op_noop, &st.op_shrink};
+    for (int i = 0; i < 9; i++) {
+        Py_INCREF(objs[i]);
+        Py_XSETREF(*slots[i], objs[i]);
+    }
+    if (st.op_values == NULL && (st.op_values = PyDict_New()) == NULL) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* A dtype's stable hash and item size, computed once (dtypes are interned; the cache holds them). */
+static int dtype_facts(PyObject *dtype, PyObject **hash, long *itemsize) {
+    for (int i = 0; i < st.n_dtypes; i++)
+        if (st.dtypes[i].dtype == dtype) {
+            *hash = st.dtypes[i].hash;
+            *itemsize = st.dtypes[i].itemsize;
+            return 0;
+        }
+    PyObject *h = PyObject_CallOneArg(st.stable_hash, dtype);
+    PyObject *size = h ? PyObject_GetAttrString(dtype, "itemsize") : NULL;
+    long n = size ? PyLong_AsLong(size) : -1;
+    Py_XDECREF(size);
+    if (h == NULL || (n == -1 && PyErr_Occurred())) {
+        Py_XDECREF(h);
+        return -1;
+    }
+    if (st.n_dtypes < 64) {   /* the cache keeps the references */
+        Py_INCREF(dtype);
+        st.dtypes[st.n_dtypes].dtype = dtype;
+        st.dtypes[st.n_dtypes].hash = h;
+        st.dtypes[st.n_dtypes++].itemsize = n;
+    } else {   /* (more dtypes than any program has: kept until the next one, still correct) */
+        Py_XSETREF(st.spare_hash, h);
+    }
+    *hash = h;
+    *itemsize = n;
+    return 0;
+}
+
+/* stages.stable_hash(arg) as a new reference: None, ints and floats here, the rest by Python. */
+static PyObject *stable_arg_hash(PyObject *arg) {
+    if (arg == Py_None) return PyLong_FromLong(0);
+    if (PyLong_CheckExact(arg) || PyBool_Check(arg)) {
+        Py_hash_t h = PyObject_Hash(arg);
+        return h == -1 ? NULL : PyLong_FromSsize_t(h);
+    }
+    if (PyFloat_CheckExact(arg)) {
+        double x = PyFloat_AS_DOUBLE(arg);
+        long long bits;
+        memcpy(&bits, &x, sizeof bits);
+        return PyLong_FromLongLong(x == x ? bits : 1);
+    }
+    return PyObject_CallOneArg(st.stable_hash, arg);
+}
+
+/* The number of elements of a shape (a tuple of ints), saturating at INT64_MAX. */
+static int shape_size(PyObject *shape, long long *size) {
+    long long n = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        if (d == -1 && PyErr_Occurred()) return -1;
+        if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
+    }
+    *size = n;
+    return 0;
+}
+
+/* hash((head, *items)) of Python ints. */
+static int hash_ints(Py_hash_t head, const Py_hash_t *items, Py_ssize_t n, Py_hash_t *out) {
+    PyObject *t = PyTuple_New(n + 1);
+    if (t == NULL) return -1;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *v = PyLong_FromSsize_t(i == 0 ? head : items[i - 1]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return -1;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    *out = PyObject_Hash(t);
+    Py_DECREF(t);
+    return *out == -1 ? -1 : 0;
+}
+
+typedef struct {
+    Py_hash_t finger[MAX_DEPTH + 1];
+    long long natural;
+    PyObject *dev;   /* borrowed: a device the order's nodes (or the caller) keep alive */
+    int level, doubt;
+} Info;
+
+/* The own hash of n: hash((op.value, dtype's stable hash, shape, argument's hash)). */
+static int own_hash(Node *n, PyObject *shape, Py_hash_t *own, long *itemsize) {
+    PyObject *value = PyDict_GetItemWithError(st.op_values, n->op);   /* borrowed */
+    if (value == NULL) {
+        if (PyErr_Occurred() || (value = PyObject_GetAttrString(n->op, "value")) == NULL) return -1;
+        int rc = PyDict_SetItem(st.op_values, n->op, value);
+        Py_DECREF(value);
+        if (rc < 0) return -1;
+    }
+    PyObject *dh;
+    if (dtype_facts(n->dtype, &dh, itemsize) < 0) return -1;
+    PyObject *argh;
+    int lift = 0;
+    if (n->op == op_const) {
+        PyObject *r = PyObject_CallOneArg(liftable, (PyObject *)n);
+        lift = r == NULL ? -1 : PyObject_IsTrue(r);
+        Py_XDECREF(r);
+        if (lift < 0) return -1;
+    }
+    if (n->arg == Py_None || n->op == op_buffer || lift) {
+        argh = PyLong_FromLong(0);
+    } else {
+        int movement = PySet_Contains(st.movement, n->op);
+        if (movement < 0) return -1;
+        if (movement) {
+            Py_hash_t h = PyObject_Hash(n->arg);
+            argh = h == -1 ? NULL : PyLong_FromSsize_t(h);
+        } else {
+            argh = stable_arg_hash(n->arg);
+        }
+    }
+    if (argh == NULL) return -1;
+    PyObject *t = PyTuple_Pack(4, value, dh, shape, argh);
+    Py_DECREF(argh);
+    if (t == NULL) return -1;
+    *own = PyObject_Hash(t);
+    Py_DECREF(t);
+    return *own == -1 ? -1 : 0;
+}
+
+/* One node's facts from its sources' (see stages.stage_anchors); appends it to anchors if it is one. */
+static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *device, PyObject *anchors) {
+    Info *me = &info[i];
+    int depth = st.depth;
+    PyObject *shape = n->op == st.op_call ? PyTuple_New(0) : node_get_shape(n, NULL);
+    if (shape == NULL) return -1;
+    if (!PyTuple_Check(shape)) {
+        Py_DECREF(shape);
+        PyErr_SetString(PyExc_TypeError, "stage_anchors: a node's shape is not a tuple");
+        return -1;
+    }
+    Py_hash_t own;
+    long itemsize;
+    long long size;
+    int rc = own_hash(n, shape, &own, &itemsize) < 0 || shape_size(shape, &size) < 0 ? -1 : 0;
+    Py_DECREF(shape);
+    if (rc < 0) return -1;
+    Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
+    int leaf = (n->view != NULL && n->view != Py_None) || ns == 0;
+    if (leaf) {
+        PyObject *dev = NULL;
+        if (n->op == op_buffer) {
+            dev = PyObject_GetAttr(n->arg, str_device);
+        } else if (n->op == st.op_noop) {
+            dev = PyObject_CallOneArg(st.storage_device, n->view ? n->view : Py_None);
+        }
+        if ((n->op == op_buffer || n->op == st.op_noop) && dev == NULL) return -1;
+        if (dev == Py_None) Py_CLEAR(dev);
+        Py_XDECREF(dev);   /* borrowed from here on: the buffer (or view) the node holds keeps it */
+        for (int k = 0; k <= depth; k++) me->finger[k] = own;
+        me->level = 0;
+        me->natural = size;
+        me->dev = dev;
+        me->doubt = dev == NULL && n->view != NULL && n->view != Py_None;
+        return 0;
+    }
+    Py_hash_t stack_cols[8], *cols = ns <= 8 ? stack_cols : PyMem_Malloc(ns * sizeof(Py_hash_t));
+    if (cols == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Info *below[8];
+    int level = 0, doubt = 0;
+    long long natural = 0;
+    PyObject *dev = NULL;
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        Node *s = (Node *)PyTuple_GET_ITEM(n->src, j);
+        if (s->walk != walks) {
+            if (cols != stack_cols) PyMem_Free(cols);
+            PyErr_SetString(PyExc_RuntimeError, "stage_anchors: a source not met before its user");
+            return -1;
+        }
+        Info *b = &info[s->position];
+        if (j < 8) below[j] = b;
+        if (j == 0 || b->level > level) level = b->level;
+        if (j == 0 || b->natural > natural) natural = b->natural;
+        if (dev == NULL) dev = b->dev;
+        doubt |= b->doubt;
+    }
+    me->finger[0] = own;
+    for (int k = 0; k < depth; k++) {
+        for (Py_ssize_t j = 0; j < ns; j++)
+            cols[j] = (j < 8 ? below[j] : &info[((Node *)PyTuple_GET_ITEM(n->src, j))->position])->finger[k];
+        if (hash_ints(own, cols, ns, &me->finger[k + 1]) < 0) {
+            if (cols != stack_cols) PyMem_Free(cols);
+            return -1;
+        }
+    }
+    if (cols != stack_cols) PyMem_Free(cols);
+    if (n->op == st.op_copy) dev = n->arg;
+    doubt = doubt && dev == NULL;
+    int own_size = PySet_Contains(st.own_size, n->op);
+    int not_value = own_size < 0 ? -1 : PySet_Contains(st.not_values, n->op);
+    if (not_value < 0) return -1;
+    if (own_size) natural = size;
+    else if (n->op == st.op_shrink && size < natural) natural = size;
+    int step = !not_value;
+    level += step;
+    if (step && itemsize && 0 < size && size <= natural && !doubt &&
+        (me->finger[depth] % st.every == 0 || level >= st.max_levels)) {
+        int root = PySet_Contains(skip, (PyObject *)n);
+        if (root < 0) return -1;
+        if (!root) {
+            PyObject *pair = PyTuple_Pack(2, (PyObject *)n, dev ? dev : device);
+            if (pair == NULL || PyList_Append(anchors, pair) < 0) {
+                Py_XDECREF(pair);
+                return -1;
+            }
+            Py_DECREF(pair);
+            level = 0;
+            if (dev == NULL) dev = device;
+        }
+    }
+    me->level = level;
+    me->natural = natural;
+    me->dev = dev;
+    me->doubt = doubt;
+    return 0;
+}
+
+/* stage_anchors(sink, device): the anchors of the graph under sink's sources (stages.stage_anchors). */
+static PyObject *stage_anchors(PyObject *module, PyObject *args) {
+    PyObject *sink, *device;
+    if (!PyArg_ParseTuple(args, "O!O:stage_anchors", &NodeType, &sink, &device)) return NULL;
+    if (st.stable_hash == NULL || liftable == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "uop_native.setup_stages() was not called");
+        return NULL;
+    }
+    if (walking) {
+        PyErr_SetString(PyExc_RuntimeError, "stage_anchors: called during a walk");
+        return NULL;
+    }
+    PyObject *order = toposort_of(sink, Py_None, 1);
+    if (order == NULL) return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(order) - 1;   /* (the sink last) */
+    PyObject *skip = PySet_New(((Node *)sink)->src), *anchors = PyList_New(0);
+    Info *info = PyMem_Malloc((count > 0 ? count : 1) * sizeof(Info));
+    PyObject *result = NULL;
+    if (skip == NULL || anchors == NULL || info == NULL) {
+        if (info == NULL) PyErr_NoMemory();
+        goto done;
+    }
+    unsigned long id = ++walks;
+    walking = 1;   /* the marks below are this pass's (the callbacks it makes do not walk) */
+    Py_ssize_t i;
+    for (i = 0; i < count; i++) {
+        Node *n = (Node *)PyList_GET_ITEM(order, i);
+        if (visit(n, info, i, skip, device, anchors) < 0) break;
+        n->walk = id;
+        n->position = i;
+    }
+    walking = 0;
+    if (i == count) {
+        result = anchors;
+        anchors = NULL;
+    }
+done:
+    PyMem_Free(info);
+    Py_XDECREF(skip);
+    Py_XDECREF(anchors);
+    Py_DECREF(order);
+    return result;
+}
