@@ -238,8 +238,9 @@ def test_writing_row_i_in_a_loop_compiles_once(monkeypatch):
         kernels.clear()
         np.testing.assert_array_equal(np.asarray(trajectory(xp, n, start)), trajectory(np, n, start))
         distinct[n] = len(set(kernels))
-    # a few kernels whatever the length (a row written at a pad by i made kernels per row)
-    assert max(distinct.values()) <= 6, distinct
+    # a few kernels, as many for either length (a row written at a pad by i made kernels per row; the
+    # stages store the trajectory every few rows: kernels for the states, for runs of rows, for the last)
+    assert distinct[60] == distinct[120] <= 10, distinct
     programs = len(executor._programs)
     other = [0.25, -1.0, 3.0]
     np.testing.assert_array_equal(np.asarray(trajectory(xp, 60, other)), trajectory(np, 60, other))

@@ -1,6 +1,7 @@
 """Builds and loads `uop_native.c` (then `stages_native.c`, compiled with it as one file): the
-intern table of graph nodes, the schedule cache's walk and the stages' anchors in C. Every tensor operation builds nodes and every realization walks its graph, so these two
-loops are most of the Python time of a training step; in C they cost a fraction of it.
+intern table of graph nodes, the schedule cache's walk and the stages' anchors in C. Every tensor
+operation builds nodes and every realization walks its graph, so these loops are most of the Python
+time of a training step; in C they cost a fraction of it.
 
 The module is compiled by the CPU device's C compiler (`LAZYARR_CC`) against this Python's
 headers on first import and kept in the disk cache (a few hundred ms, once; a cached object that

@@ -16,11 +16,13 @@ warm kernel cache serves them all. Each iteration's piece of the graph then has
 the same structure, and the schedule cache serves every piece after the first. Where no anchor
 comes for `MAX_LEVELS` levels of computation along a path, the value there is one anyway. Only
 values that can be stored as they are become anchors: not movement ops or markers (their sources
-are), not values broadcast beyond the inputs they are computed from (a matmul's product before its
-sum), not calls or values of no elements. An anchor is realized on the device of the storage it
-reads (a BUFFER's, or a COPY's target), else on the outputs' device; a value whose device is in
-doubt (it reads only values realized elsewhere, which may be constants realized on another device; a
-leaf tensor's marker is not in doubt) is not an anchor.
+are), not values a reduction reads that are broadcast beyond the inputs they are computed from (a
+matmul's product before its sum; a row written into an array, `where(iota == i, row, old)`, is an
+array of its own), not values computed from positions and constants alone (`iota == i`: index
+arithmetic costs less than a load), not calls or values of no elements. An anchor is realized on the
+device of the storage it reads (a BUFFER's, or a COPY's target), else on the outputs' device; a value
+whose device is in doubt (it reads only values realized elsewhere, which may be constants realized on
+another device; a leaf tensor's marker is not in doubt) is not an anchor.
 """
 from __future__ import annotations
 
@@ -76,6 +78,8 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
     # it reads, None if none is known; whether it reads values realized elsewhere, of no storage known)
     info: dict[UOp, tuple] = {}
     anchors: list[tuple[UOp, Any]] = []
+    reduced = reduction_inputs(order)
+    positional: set[UOp] = set()   # computed from positions and constants alone: recomputed, never stored
     skip, BUFFER, CALL, COPY, NOOP = set(roots), Ops.BUFFER, Ops.CALL, Ops.COPY, Ops.NOOP
     for u in order:
         op, arg = u.op, u.arg
@@ -87,7 +91,11 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
         if u._view is not None or not u.src:   # a leaf
             dev = arg.device if op is BUFFER else _storage_device(u._view) if op is NOOP else None
             info[u] = ((own,) * (FINGERPRINT_DEPTH + 1), 0, math.prod(shape), dev, dev is None and u._view is not None)
+            if u._view is None and op in _POSITIONS:
+                positional.add(u)
             continue
+        if op is not Ops.REDUCE_AXIS and all(s in positional for s in u.src):
+            positional.add(u)
         below = [info[s] for s in u.src]
         if len(below) == 1:
             (f, level, natural, dev, doubt), = below
@@ -108,8 +116,8 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
             natural = min(size, natural)
         step = op not in _NOT_VALUES
         level += step
-        if step and u.dtype.itemsize and 0 < size <= natural and u not in skip and not doubt and \
-                (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
+        if step and u.dtype.itemsize and 0 < size and (size <= natural or u not in reduced) and u not in skip \
+                and not doubt and u not in positional and (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
             anchors.append((u, dev or device))
             level, dev = 0, dev or device
         info[u] = (finger, level, natural, dev, doubt)
@@ -117,6 +125,19 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
 
 
 _OWN_SIZE = (Ops.REDUCE_AXIS, Ops.CALL_RESULT, Ops.PAD)
+_POSITIONS = (Ops.IOTA, Ops.CONST, Ops.DEFINE_VAR)
+_PASS_TO_REDUCTION = GroupOp.Elementwise | GroupOp.Movement | {Ops.NOOP, Ops.DETACH}
+
+
+def reduction_inputs(order: list[UOp]) -> set[UOp]:
+    """The nodes of `order` (sources first) that a reduction reads through elementwise and movement
+    ops only: there a value broadcast beyond its inputs is the reduction's work (a matmul's product),
+    not an array of its own."""
+    reduced: set[UOp] = set()
+    for u in reversed(order):
+        if u._view is None and (u.op is Ops.REDUCE_AXIS or u in reduced and u.op in _PASS_TO_REDUCTION):
+            reduced.update(u.src)
+    return reduced
 
 
 def stable_hash(x: Any) -> int:
@@ -157,4 +178,5 @@ def _storage_device(view: UOp | None) -> Any:
 
 if _native is not None:
     _native.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
-                         Ops.CALL, Ops.COPY, Ops.NOOP, Ops.SHRINK, FINGERPRINT_DEPTH, ANCHOR_EVERY, MAX_LEVELS)
+                         _PASS_TO_REDUCTION, frozenset(_POSITIONS), Ops.CALL, Ops.COPY, Ops.NOOP, Ops.SHRINK, Ops.REDUCE_AXIS,
+                         FINGERPRINT_DEPTH, ANCHOR_EVERY, MAX_LEVELS)

@@ -9,8 +9,8 @@
 
 static struct {
     PyObject *stable_hash, *storage_device;   /* stages.stable_hash, stages._storage_device */
-    PyObject *not_values, *movement, *own_size;   /* frozensets of Ops */
-    PyObject *op_call, *op_copy, *op_noop, *op_shrink, *op_values;   /* op_values: Ops -> .value */
+    PyObject *not_values, *movement, *own_size, *pass_to_reduction, *positions;   /* frozensets of Ops */
+    PyObject *op_call, *op_copy, *op_noop, *op_shrink, *op_reduce, *op_values;   /* op_values: Ops -> .value */
     int depth, every, max_levels;
     struct { PyObject *dtype, *hash; long itemsize; } dtypes[64];
     int n_dtypes;
@@ -18,18 +18,22 @@ static struct {
 } st;
 
 static PyObject *setup_stages(PyObject *module, PyObject *args) {
-    PyObject *stable_hash, *storage_device, *not_values, *movement, *own_size, *call, *copy, *noop, *shrink;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOiii:setup_stages", &stable_hash, &storage_device, &not_values, &movement,
-                          &own_size, &call, &copy, &noop, &shrink, &st.depth, &st.every, &st.max_levels))
+    PyObject *stable_hash, *storage_device, *not_values, *movement, *own_size, *pass_to_reduction, *positions,
+             *call, *copy, *noop, *shrink, *reduce;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOiii:setup_stages", &stable_hash, &storage_device, &not_values,
+                          &movement, &own_size, &pass_to_reduction, &positions, &call, &copy, &noop, &shrink,
+                          &reduce, &st.depth, &st.every, &st.max_levels))
         return NULL;
     if (st.depth < 0 || st.depth >= MAX_DEPTH || st.every <= 0) {
         PyErr_SetString(PyExc_ValueError, "setup_stages: a fingerprint depth of 0..7 and a positive period");
         return NULL;
     }
-    PyObject *objs[] = {stable_hash, storage_device, not_values, movement, own_size, call, copy, noop, shrink};
+    PyObject *objs[] = {stable_hash, storage_device, not_values, movement, own_size, pass_to_reduction, positions,
+                        call, copy, noop, shrink, reduce};
     PyObject **slots[] = {&st.stable_hash, &st.storage_device, &st.not_values, &st.movement, &st.own_size,
-                          &st.op_call, &st.op_copy, &st.op_noop, &st.op_shrink};
-    for (int i = 0; i < 9; i++) {
+                          &st.pass_to_reduction, &st.positions, &st.op_call, &st.op_copy, &st.op_noop,
+                          &st.op_shrink, &st.op_reduce};
+    for (int i = 0; i < 12; i++) {
         Py_INCREF(objs[i]);
         Py_XSETREF(*slots[i], objs[i]);
     }
@@ -116,6 +120,8 @@ typedef struct {
     long long natural;
     PyObject *dev;   /* borrowed: a device the order's nodes (or the caller) keep alive */
     int level, doubt;
+    int reduced;     /* a reduction reads it through elementwise and movement ops (stages.reduction_inputs) */
+    int positional;  /* computed from positions and constants alone */
 } Info;
 
 /* The own hash of n: hash((op.value, dtype's stable hash, shape, argument's hash)). */
@@ -192,7 +198,8 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         me->natural = size;
         me->dev = dev;
         me->doubt = dev == NULL && n->view != NULL && n->view != Py_None;
-        return 0;
+        me->positional = n->view == NULL || n->view == Py_None ? PySet_Contains(st.positions, n->op) : 0;
+        return me->positional < 0 ? -1 : 0;
     }
     Py_hash_t stack_cols[8], *cols = ns <= 8 ? stack_cols : PyMem_Malloc(ns * sizeof(Py_hash_t));
     if (cols == NULL) {
@@ -200,12 +207,12 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         return -1;
     }
     Info *below[8];
-    int level = 0, doubt = 0;
+    int level = 0, doubt = 0, positional = n->op != st.op_reduce;
     long long natural = 0;
     PyObject *dev = NULL;
     for (Py_ssize_t j = 0; j < ns; j++) {
         Node *s = (Node *)PyTuple_GET_ITEM(n->src, j);
-        if (s->walk != walks) {
+        if (s->walk != walks || s->position >= i) {
             if (cols != stack_cols) PyMem_Free(cols);
             PyErr_SetString(PyExc_RuntimeError, "stage_anchors: a source not met before its user");
             return -1;
@@ -216,6 +223,7 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         if (j == 0 || b->natural > natural) natural = b->natural;
         if (dev == NULL) dev = b->dev;
         doubt |= b->doubt;
+        positional &= b->positional;
     }
     me->finger[0] = own;
     for (int k = 0; k < depth; k++) {
@@ -236,7 +244,7 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     else if (n->op == st.op_shrink && size < natural) natural = size;
     int step = !not_value;
     level += step;
-    if (step && itemsize && 0 < size && size <= natural && !doubt &&
+    if (step && itemsize && 0 < size && (size <= natural || !me->reduced) && !doubt && !positional &&
         (me->finger[depth] % st.every == 0 || level >= st.max_levels)) {
         int root = PySet_Contains(skip, (PyObject *)n);
         if (root < 0) return -1;
@@ -255,6 +263,7 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     me->natural = natural;
     me->dev = dev;
     me->doubt = doubt;
+    me->positional = positional;
     return 0;
 }
 
@@ -285,10 +294,21 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
     Py_ssize_t i;
     for (i = 0; i < count; i++) {
         Node *n = (Node *)PyList_GET_ITEM(order, i);
-        if (visit(n, info, i, skip, device, anchors) < 0) break;
         n->walk = id;
         n->position = i;
+        info[i].reduced = 0;
     }
+    for (i = count - 1; i >= 0; i--) {   /* stages.reduction_inputs */
+        Node *n = (Node *)PyList_GET_ITEM(order, i);
+        if ((n->view != NULL && n->view != Py_None) || PyTuple_GET_SIZE(n->src) == 0) continue;
+        int passes = n->op == st.op_reduce;
+        if (!passes && info[i].reduced && (passes = PySet_Contains(st.pass_to_reduction, n->op)) < 0) break;
+        for (Py_ssize_t j = 0; passes && j < PyTuple_GET_SIZE(n->src); j++)
+            info[((Node *)PyTuple_GET_ITEM(n->src, j))->position].reduced = 1;
+    }
+    if (i < 0)
+        for (i = 0; i < count; i++)
+            if (visit((Node *)PyList_GET_ITEM(order, i), info, i, skip, device, anchors) < 0) break;
     walking = 0;
     if (i == count) {
         result = anchors;
