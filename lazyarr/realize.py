@@ -16,6 +16,8 @@ from lazyarr.runtime import executor
 from lazyarr.runtime.items import CallItem, ScheduleItem
 from lazyarr.runtime.prepared import PreparedLaunches, PreparedRun
 
+SEGMENT_ANCHORS = 16   # anchors realized by one schedule (see _realize_stages)
+
 
 class _Realized:
     """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`
@@ -71,11 +73,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
     if stages and settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and \
             not is_cached(walked.key):
-        for anchor, device in stage_anchors(roots, outputs[0][1]):
-            if anchor not in realized:
-                _, items, programs, marked, kept = schedule_realize([(anchor, device)], stages=False)
-                run(items, programs, marked)
-                stored += kept
+        stored += _realize_stages(roots, outputs[0][1])
         walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
     sched = create_schedule(outputs, walked, prepared=executor.plain_launches())
     if type(sched.items) is PreparedRun:   # a schedule that keeps coming back: compiled, prepared
@@ -94,6 +92,25 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     # held, so that the buffers of graphs let go of can be reused while the kernels run
     fallible = programs is not None and any(type(it) is CallItem for it in sched.items)
     return sched.views, sched.items, programs, marked if fallible else [], stored + sched.stored
+
+
+def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
+    """Realize the stages' anchors of the graph under `roots` (`lazyarr.compiler.stages`), in
+    segments of up to `SEGMENT_ANCHORS` consecutive anchors of one device, each segment one schedule:
+    a loop's iterations repeat, so most segments have one structure, which the schedule cache serves
+    and its prepared launches run in one call into C. Returns the held values the segments stored."""
+    anchors = [(a, d) for a, d in stage_anchors(roots, device) if a not in realized]
+    stored: list[UOp] = []
+    start = 0
+    while start < len(anchors):
+        end = start + 1
+        while end < len(anchors) and end - start < SEGMENT_ANCHORS and anchors[end][1] is anchors[start][1]:
+            end += 1
+        _, items, programs, marked, kept = schedule_realize(anchors[start:end], stages=False)
+        run(items, programs, marked)
+        stored += kept
+        start = end
+    return stored
 
 
 def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -> None:

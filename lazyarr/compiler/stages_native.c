@@ -70,49 +70,113 @@ static int dtype_facts(PyObject *dtype, PyObject **hash, long *itemsize) {
     return 0;
 }
 
-/* stages.stable_hash(arg) as a new reference: None, ints and floats here, the rest by Python. */
-static PyObject *stable_arg_hash(PyObject *arg) {
-    if (arg == Py_None) return PyLong_FromLong(0);
+/* Python's hashes, computed here without making objects (the anchors must be the ones stages.py
+ * picks, and these are the hashes it takes; the tests compare both): hash(v) of an int, and
+ * hash(t) of a tuple whose items hash to `lanes` (CPython's tuple hash, xxHash's round). */
+#define MODULUS (((unsigned long long)1 << 61) - 1)
+
+static Py_hash_t int_hash(long long v) {
+    unsigned long long m = v < 0 ? (0ULL - (unsigned long long)v) % MODULUS : (unsigned long long)v % MODULUS;
+    Py_hash_t h = v < 0 ? -(Py_hash_t)m : (Py_hash_t)m;
+    return h == -1 ? -2 : h;
+}
+
+static Py_hash_t tuple_hash(const Py_hash_t *lanes, Py_ssize_t n) {
+    const Py_uhash_t prime1 = 11400714785074694791ULL, prime2 = 14029467366897019727ULL,
+                     prime5 = 2870177450012600261ULL;
+    Py_uhash_t acc = prime5;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        acc += (Py_uhash_t)lanes[i] * prime2;
+        acc = (acc << 31) | (acc >> 33);
+        acc *= prime1;
+    }
+    acc += (Py_uhash_t)n ^ (prime5 ^ 3527539UL);
+    return acc == (Py_uhash_t)-1 ? 1546275796 : (Py_hash_t)acc;
+}
+
+/* The value of an Ops member (op_values caches it), as a C integer. */
+static int op_value(PyObject *op, long long *out) {
+    PyObject *value = PyDict_GetItemWithError(st.op_values, op);   /* borrowed */
+    if (value == NULL) {
+        if (PyErr_Occurred() || (value = PyObject_GetAttrString(op, "value")) == NULL) return -1;
+        int rc = PyDict_SetItem(st.op_values, op, value);
+        Py_DECREF(value);
+        if (rc < 0) return -1;
+    }
+    *out = PyLong_AsLongLong(value);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* stages.stable_hash(arg) (its value, not yet hashed as an int): None, ints, floats, Ops members and
+ * tuples of them here, the rest by Python. */
+static int stable_arg_hash(PyObject *arg, Py_hash_t *out) {
+    if (arg == Py_None) {
+        *out = 0;
+        return 0;
+    }
     if (PyLong_CheckExact(arg) || PyBool_Check(arg)) {
-        Py_hash_t h = PyObject_Hash(arg);
-        return h == -1 ? NULL : PyLong_FromSsize_t(h);
+        *out = PyObject_Hash(arg);
+        return *out == -1 ? -1 : 0;
     }
     if (PyFloat_CheckExact(arg)) {
         double x = PyFloat_AS_DOUBLE(arg);
         long long bits;
         memcpy(&bits, &x, sizeof bits);
-        return PyLong_FromLongLong(x == x ? bits : 1);
+        *out = x == x ? bits : 1;
+        return 0;
     }
-    return PyObject_CallOneArg(st.stable_hash, arg);
+    if (PyTuple_CheckExact(arg)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(arg);
+        Py_hash_t stack_lanes[8], *lanes = n <= 8 ? stack_lanes : PyMem_Malloc(n * sizeof(Py_hash_t));
+        if (lanes == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        Py_ssize_t i;
+        for (i = 0; i < n; i++) {   /* (a lane is hash(stable_hash(item)): an int's hash) */
+            Py_hash_t h;
+            if (stable_arg_hash(PyTuple_GET_ITEM(arg, i), &h) < 0) break;
+            lanes[i] = int_hash(h);
+        }
+        if (i == n) *out = tuple_hash(lanes, n);
+        if (lanes != stack_lanes) PyMem_Free(lanes);
+        return i == n ? 0 : -1;
+    }
+    if (Py_TYPE(arg) == Py_TYPE(st.op_reduce)) {   /* an Ops member: its value's */
+        long long v;
+        if (op_value(arg, &v) < 0) return -1;
+        *out = int_hash(v);   /* (stable_hash of an int: its hash) */
+        return 0;
+    }
+    PyObject *h = PyObject_CallOneArg(st.stable_hash, arg);
+    if (h == NULL) return -1;
+    *out = PyLong_AsSsize_t(h);
+    Py_DECREF(h);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* The number of elements of a shape (a tuple of ints), saturating at INT64_MAX. */
-static int shape_size(PyObject *shape, long long *size) {
+/* The number of elements of a shape (a tuple of ints), saturating at INT64_MAX, and hash(shape). */
+static int shape_facts(PyObject *shape, long long *size, Py_hash_t *hash) {
     long long n = 1;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    Py_hash_t stack_lanes[16], *lanes = nd <= 16 ? stack_lanes : PyMem_Malloc(nd * sizeof(Py_hash_t));
+    if (lanes == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
         long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-        if (d == -1 && PyErr_Occurred()) return -1;
+        if (d == -1 && PyErr_Occurred()) {
+            if (lanes != stack_lanes) PyMem_Free(lanes);
+            return -1;
+        }
+        lanes[i] = int_hash(d);
         if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
     }
     *size = n;
+    *hash = tuple_hash(lanes, nd);
+    if (lanes != stack_lanes) PyMem_Free(lanes);
     return 0;
-}
-
-/* hash((head, *items)) of Python ints. */
-static int hash_ints(Py_hash_t head, const Py_hash_t *items, Py_ssize_t n, Py_hash_t *out) {
-    PyObject *t = PyTuple_New(n + 1);
-    if (t == NULL) return -1;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        PyObject *v = PyLong_FromSsize_t(i == 0 ? head : items[i - 1]);
-        if (v == NULL) {
-            Py_DECREF(t);
-            return -1;
-        }
-        PyTuple_SET_ITEM(t, i, v);
-    }
-    *out = PyObject_Hash(t);
-    Py_DECREF(t);
-    return *out == -1 ? -1 : 0;
 }
 
 typedef struct {
@@ -124,44 +188,33 @@ typedef struct {
     int positional;  /* computed from positions and constants alone */
 } Info;
 
-/* The own hash of n: hash((op.value, dtype's stable hash, shape, argument's hash)). */
-static int own_hash(Node *n, PyObject *shape, Py_hash_t *own, long *itemsize) {
-    PyObject *value = PyDict_GetItemWithError(st.op_values, n->op);   /* borrowed */
-    if (value == NULL) {
-        if (PyErr_Occurred() || (value = PyObject_GetAttrString(n->op, "value")) == NULL) return -1;
-        int rc = PyDict_SetItem(st.op_values, n->op, value);
-        Py_DECREF(value);
-        if (rc < 0) return -1;
-    }
+/* The own hash of n: hash((op.value, dtype's stable hash, shape, argument's hash)); its size. */
+static int own_hash(Node *n, PyObject *shape, Py_hash_t *own, long *itemsize, long long *size) {
+    long long value;
     PyObject *dh;
-    if (dtype_facts(n->dtype, &dh, itemsize) < 0) return -1;
-    PyObject *argh;
-    int lift = 0;
-    if (n->op == op_const) {
-        PyObject *r = PyObject_CallOneArg(liftable, (PyObject *)n);
-        lift = r == NULL ? -1 : PyObject_IsTrue(r);
-        Py_XDECREF(r);
-        if (lift < 0) return -1;
-    }
-    if (n->arg == Py_None || n->op == op_buffer || lift) {
-        argh = PyLong_FromLong(0);
-    } else {
+    Py_hash_t lanes[4];
+    if (op_value(n->op, &value) < 0 || dtype_facts(n->dtype, &dh, itemsize) < 0 ||
+        shape_facts(shape, size, &lanes[2]) < 0)
+        return -1;
+    lanes[0] = int_hash(value);
+    lanes[1] = PyObject_Hash(dh);
+    if (lanes[1] == -1) return -1;
+    int lift = n->op == op_const ? is_liftable(n) : 0;
+    if (lift < 0) return -1;
+    Py_hash_t argh = 0;
+    if (!(n->arg == Py_None || n->op == op_buffer || lift)) {
         int movement = PySet_Contains(st.movement, n->op);
         if (movement < 0) return -1;
         if (movement) {
-            Py_hash_t h = PyObject_Hash(n->arg);
-            argh = h == -1 ? NULL : PyLong_FromSsize_t(h);
-        } else {
-            argh = stable_arg_hash(n->arg);
+            argh = PyObject_Hash(n->arg);
+            if (argh == -1) return -1;
+        } else if (stable_arg_hash(n->arg, &argh) < 0) {
+            return -1;
         }
     }
-    if (argh == NULL) return -1;
-    PyObject *t = PyTuple_Pack(4, value, dh, shape, argh);
-    Py_DECREF(argh);
-    if (t == NULL) return -1;
-    *own = PyObject_Hash(t);
-    Py_DECREF(t);
-    return *own == -1 ? -1 : 0;
+    lanes[3] = int_hash(argh);
+    *own = tuple_hash(lanes, 4);
+    return 0;
 }
 
 /* One node's facts from its sources' (see stages.stage_anchors); appends it to anchors if it is one. */
@@ -178,7 +231,7 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     Py_hash_t own;
     long itemsize;
     long long size;
-    int rc = own_hash(n, shape, &own, &itemsize) < 0 || shape_size(shape, &size) < 0 ? -1 : 0;
+    int rc = own_hash(n, shape, &own, &itemsize, &size);
     Py_DECREF(shape);
     if (rc < 0) return -1;
     Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
@@ -201,7 +254,8 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         me->positional = n->view == NULL || n->view == Py_None ? PySet_Contains(st.positions, n->op) : 0;
         return me->positional < 0 ? -1 : 0;
     }
-    Py_hash_t stack_cols[8], *cols = ns <= 8 ? stack_cols : PyMem_Malloc(ns * sizeof(Py_hash_t));
+    /* lanes of hash((own, *the sources' fingerprints one level down)) */
+    Py_hash_t stack_cols[9], *cols = ns <= 8 ? stack_cols : PyMem_Malloc((ns + 1) * sizeof(Py_hash_t));
     if (cols == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -226,13 +280,12 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         positional &= b->positional;
     }
     me->finger[0] = own;
+    cols[0] = int_hash(own);
     for (int k = 0; k < depth; k++) {
         for (Py_ssize_t j = 0; j < ns; j++)
-            cols[j] = (j < 8 ? below[j] : &info[((Node *)PyTuple_GET_ITEM(n->src, j))->position])->finger[k];
-        if (hash_ints(own, cols, ns, &me->finger[k + 1]) < 0) {
-            if (cols != stack_cols) PyMem_Free(cols);
-            return -1;
-        }
+            cols[j + 1] = int_hash((j < 8 ? below[j] : &info[((Node *)PyTuple_GET_ITEM(n->src, j))->position])
+                                   ->finger[k]);
+        me->finger[k + 1] = tuple_hash(cols, ns + 1);
     }
     if (cols != stack_cols) PyMem_Free(cols);
     if (n->op == st.op_copy) dev = n->arg;

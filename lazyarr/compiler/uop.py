@@ -428,7 +428,7 @@ def liftable(u: UOp) -> bool:
 
 
 if _native is not None:
-    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable)
+    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS)
 
 
 def is_generic(sink: UOp) -> bool:

@@ -35,6 +35,7 @@ static PyObject *arg_key;            /* uop._arg_key: float and complex args are
 static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
 static PyObject *op_const;           /* Ops.CONST */
 static PyObject *liftable;           /* uop.liftable: whether a constant's value is a kernel argument */
+static PyObject *lifted_dtypes, *baked_floats;   /* uop.LIFTED_DTYPES, uop.BAKED_FLOATS (frozensets) */
 static PyObject *shape_of;           /* lazyarr.compiler.uop.shape_of, for a shape not yet known */
 static PyObject *str_size, *str_device, *str_name, *str_B, *str_S, *str_uop;
 
@@ -270,6 +271,35 @@ static PyTypeObject NodeType = {
     .tp_new = node_new,
 };
 
+/* ---- liftable constants ------------------------------------------------------------------- */
+
+/* uop.liftable(n), without a call into Python for the common cases: 1, 0, or -1 on an error. */
+static int is_liftable(Node *n) {
+    if (n->op != op_const) return 0;
+    int lifted = PySet_Contains(lifted_dtypes, n->dtype);
+    if (lifted <= 0) return lifted;
+    PyObject *v = n->arg;
+    if (PyFloat_CheckExact(v)) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (x != x || isinf(x)) return 0;
+        if (x == 0.0 && signbit(x)) return 1;   /* -0.0: its sign is the code's */
+        int baked = PySet_Contains(baked_floats, v);
+        return baked < 0 ? -1 : !baked;
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow) {
+            if (x == -1 && PyErr_Occurred()) return -1;
+            return x != -1 && !(x >= 0 && (x & (x - 1)) == 0);
+        }
+    }
+    PyObject *r = PyObject_CallOneArg(liftable, (PyObject *)n);   /* anything else: as Python says */
+    int answer = r == NULL ? -1 : PyObject_IsTrue(r);
+    Py_XDECREF(r);
+    return answer;
+}
+
 /* ---- the structure walk ------------------------------------------------------------------ */
 
 typedef struct {
@@ -422,13 +452,8 @@ static int walk_from(Walk *w, Node *root, int check_views) {
                     continue;
                 }
             }
-            int scalar = 0;
-            if (check_views && n->op == op_const) {
-                PyObject *r = PyObject_CallOneArg(liftable, (PyObject *)n);
-                scalar = r == NULL ? -1 : PyObject_IsTrue(r);
-                Py_XDECREF(r);
-                if (scalar < 0) goto error;
-            }
+            int scalar = check_views ? is_liftable(n) : 0;
+            if (scalar < 0) goto error;
             if (n->op == op_buffer || scalar) {
                 if (emit(w, n, scalar) < 0) goto error;
                 sp--;
@@ -563,8 +588,14 @@ static PyObject *setup_stages(PyObject *module, PyObject *args);
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn;
-    if (!PyArg_ParseTuple(args, "OOOOO:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn)) return NULL;
+    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn, *lifted, *baked;
+    if (!PyArg_ParseTuple(args, "OOOOOO!O!:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn,
+                          &PyFrozenSet_Type, &lifted, &PyFrozenSet_Type, &baked))
+        return NULL;
+    Py_INCREF(lifted);
+    Py_INCREF(baked);
+    Py_XSETREF(lifted_dtypes, lifted);
+    Py_XSETREF(baked_floats, baked);
     Py_INCREF(key_fn);
     Py_INCREF(buffer);
     Py_INCREF(shape_fn);
@@ -593,7 +624,8 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable): what keys, walks and shapes need from Python."},
+     "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS): what keys, "
+     "walks and shapes need from Python."},
     {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved, held, scalars)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
