@@ -29,7 +29,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis,
                            reshape_uop)
 from lazyarr.indexing import (check_assignable, fitted_mask, getitem as basic_getitem, getitem_int,
-                              setitem as indexing_setitem, value_node)
+                              setitem as indexing_setitem, setitem_int, value_node)
 from lazyarr.arrays import Array, make_view, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.searching import nonzero_positions, unravel_positions
@@ -269,6 +269,9 @@ def setitem(x: Array, key: Any, value: Any) -> None:
     (`x[idx] += v` is `x[idx] = x[idx] + v`: duplicates add once). Lazy: the positions the key
     selects (x's positions gathered through the key) are sorted, and each element of x finds the
     last write to it by a binary search among them."""
+    if type(key) is int and x.ndim:   # the commonest key
+        setitem_int(x, key, value)
+        return
     if _basic_key(key) or (_is_whole_mask(key) and _is_scalar_value(value)):
         indexing_setitem(x, key, value)
         return

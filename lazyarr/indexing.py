@@ -187,6 +187,31 @@ def _broadcast_value(v: UOp, shape: tuple[int, ...]) -> UOp:
     return expand_uop(v, shape)
 
 
+def setitem_int(x: Array, i: int, value: Any) -> None:
+    """`x[i] = value` for a Python int i and x of at least one axis: `setitem`'s graph, without its
+    general bookkeeping (a loop writes `traj[i] = state` every iteration)."""
+    shape = x.shape
+    if shape[0] == 1:   # (selected by a pad, not by position)
+        setitem(x, (i,), value)
+        return
+    check_assignable(x)
+    v = value_node(x, value)
+    i = _position(i, shape[0], 0)
+    rest = shape[1:]
+    if v.shape != rest:
+        v = _broadcast_value(v, rest)
+    v = expand_uop(reshape_uop(v, (1,) + rest), shape)
+    x.rebind(_written_row(x.uop, _position_is(shape, 0, i), v))
+
+
+def _written_row(old: UOp, selected: UOp, value: UOp) -> UOp:
+    """where(selected, value, old), its shape known here."""
+    u = UOp(Ops.WHERE, old.dtype, (selected, value, old))
+    if u._shape is None:
+        u._shape = old.shape
+    return u
+
+
 def setitem(x: Array, key: Any, value: Any) -> None:
     """`x[key] = value`, lazily: x's node is rebound to `where(selected, value, old)`, where value is
     moved into place by the inverse of the view's movement ops (pads, flips and strides).
@@ -241,18 +266,29 @@ def setitem(x: Array, key: Any, value: Any) -> None:
             v, sel = _unstride(v, a, k), _unstride(sel, a, k)
     pads = [(lo, n - lo - s) if a not in by_position else (0, 0)
             for a, (lo, n, s) in enumerate(zip(lows, x.shape, v.shape))]
+    everywhere = not flips and all(p == (0, 0) for p in pads) and all(abs(st) == 1 or c == 1 for _, st, c, _ in picks)
     v, sel = expand_uop(pad_uop(v, pads), x.shape), expand_uop(pad_uop(sel, pads), x.shape)
-    for a in by_position:
-        sel = alu(Ops.AND, sel, _position_is(x.shape, a, picks[a][0]))
-    x.rebind(UOp(Ops.WHERE, x.dtype, (sel, v, x.uop)))
+    for a in by_position:   # (the first one alone where the rest selects everywhere: setitem_int's graph)
+        at = _position_is(x.shape, a, picks[a][0])
+        sel, everywhere = at if everywhere else alu(Ops.AND, sel, at), False
+    x.rebind(_written_row(x.uop, sel, v))
+
+
+_positions: dict[tuple[tuple[int, ...], int], UOp] = {}   # (shape, axis) -> the positions along axis
 
 
 def _position_is(shape: tuple[int, ...], axis: int, i: int) -> UOp:
     """The bool node of `shape` that is true where the index along `axis` is i."""
-    n = shape[axis]
-    at = reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64),
-                     (1,) * axis + (n,) + (1,) * (len(shape) - axis - 1))
-    return alu(Ops.CMPEQ, expand_uop(at, shape), const(i, dtypes.int64, shape))
+    at = _positions.get((shape, axis))
+    if at is None:
+        n = shape[axis]
+        at = reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64),
+                         (1,) * axis + (n,) + (1,) * (len(shape) - axis - 1))
+        at = expand_uop(at, shape)
+        if len(_positions) >= 256:
+            _positions.clear()
+        _positions[(shape, axis)] = at
+    return alu(Ops.CMPEQ, at, const(i, dtypes.int64, shape))
 
 
 def _unstride(u: UOp, axis: int, k: int) -> UOp:

@@ -180,39 +180,55 @@ def concat(arrays: Sequence[Array], /, axis: int | None = 0) -> Array:
 
 
 def _joined(parts: list[UOp], dtype: DType, ax: int) -> UOp:
-    """`parts` (of one shape but along axis ax) joined along ax, in `dtype`."""
-    ndim = len(parts[0].shape)
+    """`parts` (of one shape but along axis ax) joined along ax, in `dtype`. (Shapes are set as the
+    nodes are built: a loop stacks a few values every iteration.)"""
+    first = parts[0].shape
+    ndim = len(first)
     total = sum(p.shape[ax] for p in parts)
-    shape = tuple(total if i == ax else n for i, n in enumerate(parts[0].shape))
+    shape = first[:ax] + (total,) + first[ax + 1:]
+    line = (1,) * ax + (total,) + (1,) * (ndim - ax - 1)   # the mask's shape, before it is broadcast
     position = UOp(Ops.IOTA, dtypes.index, (), total)   # the index along the axis
+    if position._shape is None:
+        position._shape = (total,)
     out, offset = None, 0
     for p in parts:
-        pad = [(0, 0)] * ndim
-        pad[ax] = (offset, total - offset - p.shape[ax])
-        piece = pad_uop(cast_uop(p, dtype), pad)
+        n = p.shape[ax]
+        piece = cast_uop(p, dtype)
+        if n != total:
+            piece = UOp(Ops.PAD, dtype, (piece,), ((0, 0),) * ax + ((offset, total - offset - n),) +
+                        ((0, 0),) * (ndim - ax - 1))
+            if piece._shape is None:
+                piece._shape = shape
         if out is None:
             out = piece
         else:   # from this piece's offset on, this piece (a sum of zero padding would lose -0.0's sign)
-            start = alu(Ops.CMPLE, offset, position)
-            start = expand_uop(reshape_uop(start, tuple(total if i == ax else 1 for i in range(ndim))), shape)
+            start = UOp(Ops.CMPLE, dtypes.bool_, (const(offset, dtypes.index, (total,)), position))
+            if start._shape is None:
+                start._shape = (total,)
+            start = expand_uop(reshape_uop(start, line), shape)
             out = UOp(Ops.WHERE, dtype, (start, piece, out))
-        offset += p.shape[ax]
+            if out._shape is None:
+                out._shape = shape
+        offset += n
     return out
 
 
 def stack(arrays: Sequence[Array], /, axis: int = 0) -> Array:
     """The arrays, of one shape, joined along a new axis."""
-    ts = [as_tensor(a) for a in arrays]
+    ts = [a if type(a) is Array.made else as_tensor(a) for a in arrays]
     if not ts:
         raise ValueError("stack needs at least one array")
-    if any(t.shape != ts[0].shape for t in ts):
-        raise ValueError(f"stack: all arrays must have the same shape, got {[t.shape for t in ts]}")
-    _same_device(ts, "stack")
-    shape = ts[0].shape
+    shape, device, dtype = ts[0].shape, ts[0].device, ts[0].dtype
+    for t in ts:
+        if t.shape != shape:
+            raise ValueError(f"stack: all arrays must have the same shape, got {[t.shape for t in ts]}")
+        if t.device is not device:
+            _same_device(ts, "stack")
+        if t.dtype is not dtype:
+            dtype = dtypes.promote_types(dtype, t.dtype)
     ax = normalize_axis(axis, len(shape) + 1)
     shape = shape[:ax] + (1,) + shape[ax:]   # (the new axis on the nodes: no views to register)
-    return wrap(_joined([reshape_uop(t.uop, shape) for t in ts], dtypes.promote_types(*(t.dtype for t in ts)), ax),
-                ts[0].device)
+    return wrap(_joined([reshape_uop(t.uop, shape) for t in ts], dtype, ax), device)
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
@@ -242,15 +258,17 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 def roll(x: Array, /, shift: int | tuple[int, ...], axis: int | tuple[int, ...] | None = None) -> Array:
     """x with elements shifted along `axis` (the flattened array when None), wrapping around."""
     x = as_tensor(x)
-    if axis is None:
-        return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
+    u = x.uop
+    if axis is None:   # (on the nodes: the flattened array is no view anyone sees)
+        shape = x.shape
+        rolled = roll(wrap(reshape_uop(u, (x.size,)), x.device), shift, axis=0).uop
+        return wrap(reshape_uop(rolled, shape), x.device)
     shifts = (shift,) if isinstance(shift, int) else tuple(shift)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
-    u = x.uop
     for s, a in zip(shifts, axes):
         a = normalize_axis(a, x.ndim)
         n = x.shape[a]
@@ -258,7 +276,7 @@ def roll(x: Array, /, shift: int | tuple[int, ...], axis: int | tuple[int, ...] 
             continue
         s %= n
         # [x, x] shrunk to the window that starts n - s in
-        doubled = concat([wrap(u, x.device), wrap(u, x.device)], axis=a).uop
+        doubled = _joined([u, u], u.dtype, a)
         bounds = [(0, d) for d in u.shape]
         bounds[a] = (n - s, 2 * n - s)
         u = shrink_uop(doubled, bounds)

@@ -93,3 +93,38 @@ def test_an_int_key_reads_what_the_general_key_reads(shape):
         assert np.asarray(row).flat[0] == -7.0
     with pytest.raises(IndexError):
         xp.asarray(3.0)[0]
+
+
+@pytest.mark.parametrize("shape", [(5,), (1,), (1, 3), (4, 3), (2, 3, 2)])
+def test_an_int_key_writes_what_the_general_key_writes(shape):
+    # x[i] = v takes a short path (indexing.setitem_int): the same graph as x[(i,)] = v, the same errors
+    a = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    rest = shape[1:]
+    values = [2.5, 3, np.float32(-1.5), xp.asarray(np.full(rest, 9.0, np.float32)), xp.asarray(np.full(rest[-1:], 4.0)),
+              xp.asarray(np.ones(rest, np.int32)) * 7, [1.0] * rest[-1] if rest else 1.0]
+    base = xp.asarray(a)
+    for value in values:
+        for i in range(-shape[0], shape[0]):
+            x, y = base + 0.25, base + 0.25   # (one node: both writes start from it)
+            x[i] = value
+            y[(i,)] = value
+            if not isinstance(value, (np.generic, list)):   # (those become a new buffer at each write)
+                assert x.uop is y.uop
+            want = a + 0.25
+            want[i] = np.asarray(value)
+            np.testing.assert_array_equal(np.asarray(x), want)
+    x = xp.asarray(a)
+    for i in (shape[0], -shape[0] - 1):
+        with pytest.raises(IndexError):
+            x[i] = 1.0
+    if rest:
+        with pytest.raises(ValueError, match="broadcast"):
+            x[0] = xp.ones(rest + (2,))
+    with pytest.raises(TypeError):
+        x[0] = 1j
+    with pytest.raises(ValueError, match="read-only"):
+        xp.broadcast_to(x, (2,) + shape)[0] = 1.0
+    if len(shape) > 1:   # written through a view: the root sees it
+        v = x[0]
+        v[0] = -5.0
+        assert np.asarray(x).reshape(shape[0], -1)[0, 0] == -5.0
