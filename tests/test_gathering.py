@@ -104,15 +104,16 @@ def test_an_int_key_writes_what_the_general_key_writes(shape):
               xp.asarray(np.ones(rest, np.int32)) * 7, [1.0] * rest[-1] if rest else 1.0]
     base = xp.asarray(a)
     for value in values:
+        x, y, want = base + 0.25, base + 0.25, a + 0.25   # (one node: both writes start from it)
         for i in range(-shape[0], shape[0]):
-            x, y = base + 0.25, base + 0.25   # (one node: both writes start from it)
             x[i] = value
             y[(i,)] = value
             if not isinstance(value, (np.generic, list)):   # (those become a new buffer at each write)
                 assert x.uop is y.uop
-            want = a + 0.25
             want[i] = np.asarray(value)
-            np.testing.assert_array_equal(np.asarray(x), want)
+            x = x * 0.5 - 1.0   # (the next row is written into a new value)
+            y, want = y * 0.5 - 1.0, want * 0.5 - 1.0
+        np.testing.assert_array_equal(np.asarray(x), want)
     x = xp.asarray(a)
     for i in (shape[0], -shape[0] - 1):
         with pytest.raises(IndexError):
