@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from lazyarr import dtypes
+from lazyarr.arrays import wrap
 from lazyarr.compiler import schedule, uop
 from lazyarr.compiler.schedule import buffer_view, realized_for
 from lazyarr.compiler.uop import Ops, UOp, node_exists
@@ -125,6 +126,10 @@ def _random_graph(data, buffers):
             view = buffer_view(Buffer(get_device("cpu"), 4, f32), (4,))
             n._view = view
             views.append(view)
+            if data.draw(st.booleans()):   # and a live array holds its view (the walk marks it held)
+                views.append(wrap(view, get_device("cpu")))
+        if data.draw(st.integers(0, 3)) == 0:   # a live array holds it
+            views.append(wrap(n, get_device("cpu")))
         nodes.append(n)
     roots = [nodes[data.draw(st.integers(0, len(nodes) - 1))] for _ in range(data.draw(st.integers(1, 3)))]
     return UOp(Ops.SINK, dtypes.void, tuple(roots)), views
@@ -139,8 +144,8 @@ def test_the_walk_in_c_gives_the_python_walks_results(data):
     names = {"cpu"}
     want = schedule._walk(sink, names)
     got = native.walk(sink, lambda n, view: realized_for(n, view, names))
-    assert got[0] == want[0]
-    for g, w in zip(got[1:3], want[1:3]):
+    assert got[0] == want[0] and type(got[0]) is bytes
+    for g, w in zip(got[1:3] + got[4:], want[1:3] + want[4:]):   # inputs, order, held, scalars
         assert len(g) == len(w) and all(x is y for x, y in zip(g, w))
     assert got[3].keys() == want[3].keys() and all(got[3][k] is want[3][k] for k in want[3])
 

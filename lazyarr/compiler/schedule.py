@@ -22,13 +22,14 @@ Kernels come out in dependency order. `ScheduleItem.source` renders a kernel wit
 from __future__ import annotations
 
 import sys
+from array import array
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _arg_key, _native, liftable, op_cost, scalar_var
+from lazyarr.compiler.uop import ATOMS, GroupOp, Ops, UOp, _arg_key, _native, liftable, op_cost, scalar_var
 from lazyarr.graph import call_result
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -297,9 +298,9 @@ class Walked:
     """structure_key's answer."""
     __slots__ = ("key", "inputs", "order", "resolved", "held", "scalars")
 
-    def __init__(self, parts: list[tuple], inputs: list[Buffer], order: list[UOp], resolved: dict[UOp, UOp],
+    def __init__(self, key: bytes, inputs: list[Buffer], order: list[UOp], resolved: dict[UOp, UOp],
                  held: list[UOp], scalars: list[UOp], devices: list[Device]):
-        self.key, self.inputs, self.order, self.resolved = _finish_key(parts, devices), inputs, order, resolved
+        self.key, self.inputs, self.order, self.resolved = _finish_key(key, devices), inputs, order, resolved
         self.held, self.scalars = held, scalars
 
 
@@ -313,34 +314,47 @@ def is_held(n: UOp) -> bool:
     return array is not None and array._uop is n
 
 
-def _finish_key(parts: list[tuple], devices: list[Device]) -> tuple:
+def _finish_key(key: bytes, devices: list[Device]) -> tuple:
     # the settings that change how a graph is scheduled and its kernels' code belong to its key
-    return (tuple(parts), tuple(d.name for d in devices), settings.config())
+    return (key, tuple(d.name for d in devices), settings.config())
 
 
-def _walk(sink: UOp, names: set[str]
-          ) -> tuple[list[tuple], list[Buffer], list[UOp], dict[UOp, UOp], list[UOp], list[UOp]]:
-    """structure_key's walk: depth-first, sources before users, each node's part (op, dtype, arg, its
-    sources' positions) once. Every step of a training loop walks its whole graph here, so it is a
-    recursive closure (a Python call is cheaper than an explicit stack's pushes) and a part names
-    its dtype by id (dtypes are interned, and hashing one is a Python call)."""
+def _atom(x: Any) -> int:
+    """x's number in ATOMS (ops, argument keys, device names), given when first met."""
+    a = ATOMS.get(x)
+    if a is None:
+        a = ATOMS[x] = len(ATOMS)
+    return a
+
+
+def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], dict[UOp, UOp], list[UOp], list[UOp]]:
+    """structure_key's walk: depth-first, sources before users, each node's part once, as int64
+    words (the key is their bytes: hashed and compared at C speed): a liftable constant's (-1,
+    id(dtype), which scalar), a buffer's (-2, id(dtype), size, its device name's atom, which input),
+    any other node's (op's atom, id(dtype), its arg key's atom, its number of sources, their
+    positions, 1 if a live array holds it else 0). Dtypes are interned, so their ids name them.
+    Every step of a training loop walks its whole graph: the C walk (`uop_native.c`) does this."""
     index: dict[UOp, int] = {}
     inputs: list[Buffer] = []
-    parts: list[tuple] = []
+    words = array("q")
     order: list[UOp] = []
     resolved: dict[UOp, UOp] = {}
     held: list[UOp] = []
     scalars: list[UOp] = []
     BUFFER, RESHAPE, CONST, get = Ops.BUFFER, Ops.RESHAPE, Ops.CONST, index.get
 
-    def emit(n: UOp) -> int:
+    def emit(n: UOp, at: list[int] | None = None) -> int:
         if n.op is BUFFER:
-            parts.append(("B", id(n.dtype), n.arg.size, n.arg.device.name, len(inputs)))
+            words.extend((-2, id(n.dtype), n.arg.size, _atom(n.arg.device.name), len(inputs)))
             inputs.append(n.arg)
         else:
-            parts.append((n.op, id(n.dtype), _arg_key(n.arg), tuple([index[s] for s in n.src])))
+            at = [index[s] for s in n.src] if at is None else at
+            now_held = n._holder is not None and is_held(n)
+            words.extend((_atom(n.op), id(n.dtype), _atom(_arg_key(n.arg)), len(at), *at, int(now_held)))
+            if now_held:
+                held.append(n)
         order.append(n)
-        i = index[n] = len(parts) - 1
+        i = index[n] = len(order) - 1
         return i
 
     def visit(n: UOp) -> int:
@@ -362,30 +376,17 @@ def _walk(sink: UOp, names: set[str]
         if n.op is BUFFER:
             return emit(n)
         if n.op is CONST and liftable(n):   # its value is an argument: not part of the structure
-            i = index[n] = len(parts)
-            parts.append(("S", id(n.dtype), len(scalars)))
+            i = index[n] = len(order)
+            words.extend((-1, id(n.dtype), len(scalars)))
             scalars.append(n)
             order.append(n)
             return i
-        src = n.src   # 1 and 2 sources without a list: most nodes
-        at = (visit(src[0]),) if len(src) == 1 else (visit(src[0]), visit(src[1])) if len(src) == 2 else \
-            tuple([visit(s) for s in src])
-        arg = n.arg
-        if type(arg) is float or type(arg) is complex:
-            arg = _arg_key(arg)
-        i = index[n] = len(parts)
-        if n._holder is not None and is_held(n):
-            parts.append((n.op, id(n.dtype), arg, at, True))
-            held.append(n)
-        else:
-            parts.append((n.op, id(n.dtype), arg, at))
-        order.append(n)
-        return i
+        return emit(n, [visit(s) for s in n.src])
     try:
         visit(sink)
     finally:   # visit refers to itself through its closure: a cycle that would hold the graph until a collection
         del visit
-    return parts, inputs, order, resolved, held, scalars
+    return words.tobytes(), inputs, order, resolved, held, scalars
 
 
 def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:

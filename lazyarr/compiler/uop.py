@@ -427,8 +427,13 @@ def liftable(u: UOp) -> bool:
     return type(v) is int and v != -1 and not (v >= 0 and v & (v - 1) == 0)
 
 
+# what the schedule cache's keys number: ops, argument keys and device names, in the order met
+# (`schedule._walk`; the C walk adds to the same dict)
+ATOMS: dict[Any, int] = {}
+
 if _native is not None:
-    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS)
+    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS,
+                  ATOMS)
 
 
 def is_generic(sink: UOp) -> bool:

@@ -9,8 +9,8 @@
  * before anything else happens to it (its weak references' callbacks run after), and a lookup
  * passes over a node whose freeing is deferred.
  *
- * walk(sink, realized_for): the parts, input buffers, order, resolved, held and scalar nodes of
- * schedule.structure_key, in the same order as schedule._walk, with an explicit stack;
+ * walk(sink, realized_for): the key (as bytes), input buffers, order, resolved, held and scalar
+ * nodes of schedule.structure_key, the same as schedule._walk's, with an explicit stack;
  * toposort(root, stop): UOp.toposort; stage_anchors (in stages_native.c, which native.py compiles
  * after this file): lazyarr.compiler.stages.stage_anchors. */
 #define PY_SSIZE_T_CLEAN
@@ -37,7 +37,7 @@ static PyObject *op_const;           /* Ops.CONST */
 static PyObject *liftable;           /* uop.liftable: whether a constant's value is a kernel argument */
 static PyObject *lifted_dtypes, *baked_floats;   /* uop.LIFTED_DTYPES, uop.BAKED_FLOATS (frozensets) */
 static PyObject *shape_of;           /* lazyarr.compiler.uop.shape_of, for a shape not yet known */
-static PyObject *str_size, *str_device, *str_name, *str_B, *str_S, *str_uop;
+static PyObject *str_size, *str_device, *str_name, *str_uop;
 
 /* The table key of (op, dtype, src, arg); src must be a tuple. */
 static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
@@ -303,13 +303,16 @@ static int is_liftable(Node *n) {
 /* ---- the structure walk ------------------------------------------------------------------ */
 
 typedef struct {
-    unsigned long id;     /* this walk's mark: a node with it has a position in parts */
-    PyObject *parts, *inputs, *order, *resolved, *held, *scalars;
+    unsigned long id;     /* this walk's mark: a node with it has a position in the key */
+    long long *words;     /* the key's words so far (see emit) */
+    Py_ssize_t n_words, cap_words, n_parts;
+    PyObject *inputs, *order, *resolved, *held, *scalars;
     PyObject *realized_for;
 } Walk;
 
 static unsigned long walks;   /* walks so far: each marks the nodes it gave positions */
 static int walking;           /* a walk is running (its marks would be overwritten by another) */
+static PyObject *atoms;       /* schedule.ATOMS: ops, argument keys and device names -> small ints */
 
 static inline int visited(Walk *w, Node *n) { return n->walk == w->id; }
 
@@ -332,63 +335,75 @@ static int is_held(Node *n) {
     return held;
 }
 
-/* Append n's part: a buffer's (dtype, size, device, which input), a liftable constant's ("S", dtype,
- * which scalar), any other node's (op, dtype, arg's key, its sources' positions, and True when a
- * live array holds it, which lists it in held). */
-static int emit(Walk *w, Node *n, int scalar) {
-    PyObject *part;
-    if (scalar) {
-        part = Py_BuildValue("(OOn)", str_S, PyTuple_GET_ITEM(n->key, 1), PyList_GET_SIZE(w->scalars));
-        if (part == NULL || PyList_Append(w->scalars, (PyObject *)n) < 0) {
-            Py_XDECREF(part);
+/* x's number in ATOMS (added as the next one if new), as schedule._atom. */
+static int atom(PyObject *x, long long *out) {
+    PyObject *id = PyDict_GetItemWithError(atoms, x);   /* borrowed */
+    if (id == NULL) {
+        if (PyErr_Occurred() || (id = PyLong_FromSsize_t(PyDict_GET_SIZE(atoms))) == NULL) return -1;
+        int rc = PyDict_SetItem(atoms, x, id);
+        Py_DECREF(id);
+        if (rc < 0) return -1;
+    }
+    *out = PyLong_AsLongLong(id);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int put(Walk *w, long long word) {
+    if (w->n_words == w->cap_words) {
+        Py_ssize_t cap = w->cap_words ? 2 * w->cap_words : 256;
+        long long *grown = PyMem_Realloc(w->words, cap * sizeof(long long));
+        if (grown == NULL) {
+            PyErr_NoMemory();
             return -1;
         }
+        w->words = grown;
+        w->cap_words = cap;
+    }
+    w->words[w->n_words++] = word;
+    return 0;
+}
+
+/* Append n's part to the key, as schedule._walk's words: a liftable constant's (-1, id(dtype),
+ * which scalar), a buffer's (-2, id(dtype), size, its device's name's atom, which input), any
+ * other node's (op's atom, id(dtype), arg key's atom, number of sources, their positions, 1 when
+ * a live array holds it (which lists it in held) else 0). */
+static int emit(Walk *w, Node *n, int scalar) {
+    long long dtype = (long long)(intptr_t)n->dtype;
+    if (scalar) {
+        if (put(w, -1) < 0 || put(w, dtype) < 0 || put(w, PyList_GET_SIZE(w->scalars)) < 0 ||
+            PyList_Append(w->scalars, (PyObject *)n) < 0)
+            return -1;
     } else if (n->op == op_buffer) {
         PyObject *size = PyObject_GetAttr(n->arg, str_size);
         PyObject *device = size ? PyObject_GetAttr(n->arg, str_device) : NULL;
         PyObject *name = device ? PyObject_GetAttr(device, str_name) : NULL;
-        part = name ? Py_BuildValue("(OOOOn)", str_B, PyTuple_GET_ITEM(n->key, 1), size, name,
-                                    PyList_GET_SIZE(w->inputs)) : NULL;
+        long long nsize = size ? PyLong_AsLongLong(size) : -1, name_atom = 0;
+        int rc = name == NULL || (nsize == -1 && PyErr_Occurred()) || atom(name, &name_atom) < 0 ? -1 : 0;
         Py_XDECREF(size);
         Py_XDECREF(device);
         Py_XDECREF(name);
-        if (part == NULL || PyList_Append(w->inputs, n->arg) < 0) {
-            Py_XDECREF(part);
+        if (rc < 0 || put(w, -2) < 0 || put(w, dtype) < 0 || put(w, nsize) < 0 || put(w, name_atom) < 0 ||
+            put(w, PyList_GET_SIZE(w->inputs)) < 0 || PyList_Append(w->inputs, n->arg) < 0)
             return -1;
-        }
     } else {
+        long long op_atom, arg_atom;
+        if (atom(n->op, &op_atom) < 0 || atom(PyTuple_GET_ITEM(n->key, 3), &arg_atom) < 0) return -1;
         Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
-        PyObject *at = PyTuple_New(ns);
-        if (at == NULL) return -1;
+        if (put(w, op_atom) < 0 || put(w, dtype) < 0 || put(w, arg_atom) < 0 || put(w, ns) < 0) return -1;
         for (Py_ssize_t i = 0; i < ns; i++) {
             Node *s = (Node *)PyTuple_GET_ITEM(n->src, i);
-            PyObject *pos = visited(w, s) ? PyLong_FromSsize_t(s->position) : NULL;
-            if (pos == NULL) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "walk: a source was not visited");
-                Py_DECREF(at);
+            if (!visited(w, s)) {
+                PyErr_SetString(PyExc_RuntimeError, "walk: a source was not visited");
                 return -1;
             }
-            PyTuple_SET_ITEM(at, i, pos);
+            if (put(w, s->position) < 0) return -1;
         }
         int held = is_held(n);
-        if (held < 0) {
-            Py_DECREF(at);
-            return -1;
-        }
-        part = held ? PyTuple_Pack(5, n->op, PyTuple_GET_ITEM(n->key, 1), PyTuple_GET_ITEM(n->key, 3), at, Py_True)
-                    : PyTuple_Pack(4, n->op, PyTuple_GET_ITEM(n->key, 1), PyTuple_GET_ITEM(n->key, 3), at);
-        Py_DECREF(at);
-        if (part == NULL) return -1;
-        if (held && PyList_Append(w->held, (PyObject *)n) < 0) {
-            Py_DECREF(part);
-            return -1;
-        }
+        if (held < 0 || put(w, held) < 0 || (held && PyList_Append(w->held, (PyObject *)n) < 0)) return -1;
     }
     n->walk = w->id;
-    n->position = PyList_GET_SIZE(w->parts);
-    int rc = PyList_Append(w->parts, part) < 0 || PyList_Append(w->order, (PyObject *)n) < 0 ? -1 : 0;
-    Py_DECREF(part);
-    return rc;
+    n->position = w->n_parts++;
+    return PyList_Append(w->order, (PyObject *)n);
 }
 
 typedef struct {
@@ -487,7 +502,7 @@ error:
 static PyObject *walk(PyObject *module, PyObject *args) {
     PyObject *sink, *realized_for;
     if (!PyArg_ParseTuple(args, "O!O:walk", &NodeType, &sink, &realized_for)) return NULL;
-    if (op_buffer == NULL) {
+    if (op_buffer == NULL || atoms == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
         return NULL;
     }
@@ -495,16 +510,19 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "walk: called during another walk");
         return NULL;
     }
-    Walk w = {++walks, PyList_New(0), PyList_New(0), PyList_New(0), PyDict_New(), PyList_New(0), PyList_New(0),
+    Walk w = {++walks, NULL, 0, 0, 0, PyList_New(0), PyList_New(0), PyDict_New(), PyList_New(0), PyList_New(0),
               realized_for};
     PyObject *result = NULL;
     walking = 1;
-    if (w.parts && w.inputs && w.order && w.resolved && w.held && w.scalars && walk_from(&w, (Node *)sink, 1) == 0)
-        result = PyTuple_Pack(6, w.parts, w.inputs, w.order, w.resolved, w.held, w.scalars);
+    if (w.inputs && w.order && w.resolved && w.held && w.scalars && walk_from(&w, (Node *)sink, 1) == 0) {
+        PyObject *key = PyBytes_FromStringAndSize((const char *)w.words, w.n_words * (Py_ssize_t)sizeof(long long));
+        if (key != NULL) result = PyTuple_Pack(6, key, w.inputs, w.order, w.resolved, w.held, w.scalars);
+        Py_XDECREF(key);
+    }
     walking = 0;
+    PyMem_Free(w.words);
     Py_XDECREF(w.held);
     Py_XDECREF(w.scalars);
-    Py_XDECREF(w.parts);
     Py_XDECREF(w.inputs);
     Py_XDECREF(w.order);
     Py_XDECREF(w.resolved);
@@ -588,10 +606,12 @@ static PyObject *setup_stages(PyObject *module, PyObject *args);
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn, *lifted, *baked;
-    if (!PyArg_ParseTuple(args, "OOOOOO!O!:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn,
-                          &PyFrozenSet_Type, &lifted, &PyFrozenSet_Type, &baked))
+    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn, *lifted, *baked, *atom_table;
+    if (!PyArg_ParseTuple(args, "OOOOOO!O!O!:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn,
+                          &PyFrozenSet_Type, &lifted, &PyFrozenSet_Type, &baked, &PyDict_Type, &atom_table))
         return NULL;
+    Py_INCREF(atom_table);
+    Py_XSETREF(atoms, atom_table);
     Py_INCREF(lifted);
     Py_INCREF(baked);
     Py_XSETREF(lifted_dtypes, lifted);
@@ -624,9 +644,9 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS): what keys, "
-     "walks and shapes need from Python."},
-    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (parts, inputs, order, resolved, held, scalars)."},
+     "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS, ATOMS): what "
+     "keys, walks and shapes need from Python."},
+    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (key, inputs, order, resolved, held, scalars)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {"setup_stages", setup_stages, METH_VARARGS, "setup_stages(...): what stage_anchors needs from Python."},
@@ -642,11 +662,8 @@ PyMODINIT_FUNC PyInit_uop_native(void) {
     str_size = PyUnicode_InternFromString("size");
     str_device = PyUnicode_InternFromString("device");
     str_name = PyUnicode_InternFromString("name");
-    str_B = PyUnicode_InternFromString("B");
-    str_S = PyUnicode_InternFromString("S");
     str_uop = PyUnicode_InternFromString("_uop");
-    if (table == NULL || str_size == NULL || str_device == NULL || str_name == NULL || str_B == NULL ||
-        str_S == NULL || str_uop == NULL) return NULL;
+    if (table == NULL || str_size == NULL || str_device == NULL || str_name == NULL || str_uop == NULL) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
     Py_INCREF(&NodeType);
