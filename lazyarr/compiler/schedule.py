@@ -381,7 +381,9 @@ def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], d
             scalars.append(n)
             order.append(n)
             return i
-        return emit(n, [visit(s) for s in n.src])
+        src = n.src   # (1 and 2 sources without a comprehension: a frame less per level of recursion)
+        return emit(n, [visit(src[0])] if len(src) == 1 else [visit(src[0]), visit(src[1])] if len(src) == 2 else
+                    [visit(s) for s in src])
     try:
         visit(sink)
     finally:   # visit refers to itself through its closure: a cycle that would hold the graph until a collection
