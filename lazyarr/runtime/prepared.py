@@ -21,6 +21,7 @@ left but the pass over the buffers.
 from __future__ import annotations
 
 import time
+from array import array
 from typing import Any, Callable
 
 from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, scalar_words, threads_now
@@ -65,6 +66,7 @@ class PreparedLaunches:
         self.values = _ffi.new(_WORDS, 1 + self.n_buffers + n_scalars)
         self.values_address = int(_ffi.cast("uintptr_t", self.values))
         self.objects: list[tuple[CPUProgram, bool]] | None = None
+        self.float_scalars: bool | None = None   # whether every scalar is a float (known at the first run)
         self.settled = False
         self.calls: CallList | None = None
 
@@ -129,9 +131,14 @@ class PreparedLaunches:
             for k in last:
                 if dead(buffers[k], readable):
                     buffers[k].release()
-        if scalars:
-            words += scalar_words(scalars)
         self.values[0:len(words)] = words
+        if scalars:   # (floats, the commonest, as float64 bits in one copy: a loop of a hundred scalars)
+            if self.float_scalars is None:   # (which they are is the structure's: the key has their dtypes)
+                self.float_scalars = all(type(v) is float for v in scalars)
+            if self.float_scalars:
+                _ffi.memmove(self.values + len(words), array("d", scalars), 8 * len(scalars))
+            else:
+                self.values[len(words):len(words) + len(scalars)] = scalar_words(scalars)
         self.calls()
 
 
