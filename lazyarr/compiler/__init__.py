@@ -1,11 +1,12 @@
 """The compiler: tensor graphs in, kernels out. The pipeline, front to back, with what each step
 guarantees to the next (the driver is `lazyarr.realize.schedule_realize`):
 
-  structure_key (schedule)   the graph's structure with its buffers as parameters: a graph seen
-                             before on other buffers takes its kernels from the schedule cache and
-                             skips the steps up to codegen
-  stages                     a graph over `settings.stage_nodes` nodes is realized in parts first;
-                             afterwards the rest reads their buffers
+  structure_key (schedule)   the graph's structure with its buffers and scalars as parameters (bytes:
+                             int64 words a node): a graph seen before on other buffers takes its
+                             kernels from the schedule cache and skips the steps up to codegen
+  stages                     a graph over `settings.stage_nodes` nodes is realized in parts first
+                             (segments of anchors, `realize._realize_stages`); afterwards the rest
+                             reads their buffers
   prepare                    tensor-level rewrites: no markers, no complex dtypes (`complex`), empty
                              values folded, large reductions split; every node has a shape
   schedule (`_Rounds`)       realize points chosen, each given a buffer; a pure function of the
