@@ -28,8 +28,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, gather_uop, lower_bound, normalize_axis,
                            reshape_uop)
-from lazyarr.indexing import (check_assignable, fitted_mask, getitem as basic_getitem, getitem_int,
-                              setitem as indexing_setitem, setitem_int, value_node)
+from lazyarr.indexing import (check_assignable, fitted_mask, getitem as basic_getitem, getitem_int, getitem_new_axes,
+                              new_axes_shape, setitem as indexing_setitem, setitem_int, value_node)
 from lazyarr.arrays import Array, make_view, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.searching import nonzero_positions, unravel_positions
@@ -119,6 +119,8 @@ def getitem(x: Array, key: Any) -> Array:
     if type(key) is int and x.ndim:   # the commonest key
         out = getitem_int(x, key)
         return out if x.ndim == 1 else make_view(out, x, key)
+    if type(key) is tuple and key and (shape := new_axes_shape(key, x.shape)) is not None:   # x[:, None]
+        return make_view(getitem_new_axes(x, shape), x, key)
     if any(is_index_array(k) for k in (key if isinstance(key, tuple) else (key,))):
         return getitem_with_arrays(x, list(key) if isinstance(key, tuple) else [key])
     out = basic_getitem(x, key)

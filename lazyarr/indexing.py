@@ -102,6 +102,30 @@ def getitem_int(x: Array, i: int) -> Array:
     return out
 
 
+def new_axes_shape(key: tuple, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape of x[key] when the key holds whole slices (`:`) and Nones alone (`x[:, None]`,
+    `v[None, :]`: new axes, a reshape), or None for any other key."""
+    out, axis = [], 0
+    for k in key:
+        if k is None:
+            out.append(1)
+        elif type(k) is slice and k.start is None and k.stop is None and k.step is None and axis < len(shape):
+            out.append(shape[axis])
+            axis += 1
+        else:
+            return None
+    return tuple(out) + shape[axis:]
+
+
+def getitem_new_axes(x: Array, shape: tuple[int, ...]) -> Array:
+    """x[key] for a key `new_axes_shape` gave `shape` for: `getitem`'s graph, without its general
+    bookkeeping (a loop broadcasts with `x[:, None]` every iteration)."""
+    out = wrap(reshape_uop(x.uop, shape), x.device)
+    if is_broadcast_view(x):
+        mark_broadcast_view(out)
+    return out
+
+
 def getitem(x: Array, key: Any) -> Array:
     """x[key] for a basic key (integers, slices, None, Ellipsis); keys with integer arrays are
     `lazyarr.gathering.getitem`'s."""

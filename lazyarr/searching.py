@@ -44,14 +44,22 @@ def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -
     if n == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence (axis {ax} has length 0)")
     u = flat.uop
-    best = expand_uop(reduce(flat, op, ax, keepdims=True).uop, u.shape)
-    hit = alu(Ops.CMPEQ, u, best)
+    full = u.shape
+
+    def shaped(node: UOp, shape: tuple[int, ...] = full) -> UOp:   # (built valid: no shape rule to run)
+        if node._shape is None:
+            node._shape = shape
+        return node
+    best = expand_uop(reduce(flat, op, ax, keepdims=True).uop, full)
+    hit = shaped(UOp(Ops.CMPEQ, dtypes.bool_, (u, best)))
     if x.dtype.is_float:   # where the extreme is NaN (a NaN in the slice), the NaNs are the hits
-        hit = UOp(Ops.WHERE, dtypes.bool_, (alu(Ops.CMPNE, best, best), alu(Ops.CMPNE, u, u), hit))
-    along = tuple(n if a == ax else 1 for a in range(len(u.shape)))
-    position = expand_uop(reshape_uop(UOp(Ops.IOTA, dtypes.index, (), n), along), u.shape)
-    candidates = alu(Ops.WHERE, hit, position, n)
-    first = UOp(Ops.REDUCE_AXIS, dtypes.index, (candidates,), (Ops.MIN, (ax,)))
+        hit = shaped(UOp(Ops.WHERE, dtypes.bool_, (shaped(UOp(Ops.CMPNE, dtypes.bool_, (best, best))),
+                                                    shaped(UOp(Ops.CMPNE, dtypes.bool_, (u, u))), hit)))
+    along = tuple(n if a == ax else 1 for a in range(len(full)))
+    position = expand_uop(reshape_uop(shaped(UOp(Ops.IOTA, dtypes.index, (), n), (n,)), along), full)
+    candidates = shaped(UOp(Ops.WHERE, dtypes.index, (hit, position, const(n, dtypes.index, full))))
+    first = shaped(UOp(Ops.REDUCE_AXIS, dtypes.index, (candidates,), (Ops.MIN, (ax,))),
+                   tuple(1 if a == ax else s for a, s in enumerate(full)))
     if axis is None:
         shape = (1,) * x.ndim if keepdims else ()
     else:

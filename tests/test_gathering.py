@@ -95,6 +95,31 @@ def test_an_int_key_reads_what_the_general_key_reads(shape):
         xp.asarray(3.0)[0]
 
 
+@pytest.mark.parametrize("shape", [(), (5,), (1, 3), (4, 3), (2, 3, 2)])
+def test_a_key_of_new_axes_reads_what_the_general_key_reads(shape):
+    # x[:, None] and the like take a short path (indexing.getitem_new_axes): the same graph as the
+    # general key's, a view as NumPy's, the same errors for too many indices
+    from lazyarr.indexing import getitem as general
+    a = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+    x = xp.asarray(a)
+    keys = [(None,), (None, None)] + [k for n in range(1, len(shape) + 1) for k in
+                                      [(slice(None),) * n, (slice(None),) * n + (None,), (None,) + (slice(None),) * n,
+                                       (slice(None), None) + (slice(None),) * (n - 1)]]
+    for key in keys:
+        got = x[key]
+        assert got.uop is general(x, key).uop and got.shape == a[key].shape, key
+        np.testing.assert_array_equal(np.asarray(got), a[key])
+    with pytest.raises(IndexError):
+        x[(slice(None),) * (len(shape) + 1)]
+    if shape:   # a view: a write through it reaches x
+        y = xp.asarray(a)
+        v = y[:, None]
+        v[(0,) * v.ndim] = -3.0
+        assert np.asarray(y).flat[0] == -3.0
+        with pytest.raises(ValueError, match="read-only"):
+            xp.broadcast_to(y, (2,) + shape)[:, None][(0,) * (len(shape) + 2)] = 1.0
+
+
 @pytest.mark.parametrize("shape", [(5,), (1,), (1, 3), (4, 3), (2, 3, 2)])
 def test_an_int_key_writes_what_the_general_key_writes(shape):
     # x[i] = v takes a short path (indexing.setitem_int): the same graph as x[(i,)] = v, the same errors
