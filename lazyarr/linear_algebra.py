@@ -24,26 +24,29 @@ def _pair(x1: Any, x2: Any, name: str) -> tuple[Array, Array, dtypes.DType]:
     a, b = as_tensor(x1), as_tensor(x2)
     if a.device is not b.device:
         raise ValueError(f"{name}: arrays are on different devices: {a.device.name} and {b.device.name}")
-    return a, b, dtypes.promote_types(a.dtype, b.dtype)
+    d = a.dtype
+    return a, b, d if b.dtype is d else dtypes.promote_types(d, b.dtype)
 
 
 def matmul(x1: Array, x2: Array, /) -> Array:
     """The matrix product, broadcasting over leading axes; 1-D operands are vectors."""
     a, b, d = _pair(x1, x2, "matmul")
-    if a.ndim == 0 or b.ndim == 0:
+    sa, sb = a.shape, b.shape   # (read once: a loop records a few products every iteration)
+    if not sa or not sb:
         raise ValueError("matmul: both operands must have at least one dimension (use * for scalars)")
-    ua = reshape_uop(a.uop, (1, a.shape[0])) if a.ndim == 1 else a.uop
-    ub = reshape_uop(b.uop, (b.shape[0], 1)) if b.ndim == 1 else b.uop
-    (n, k), (k2, m) = ua.shape[-2:], ub.shape[-2:]
+    ua = reshape_uop(a.uop, (1, sa[0])) if len(sa) == 1 else a.uop
+    ub = reshape_uop(b.uop, (sb[0], 1)) if len(sb) == 1 else b.uop
+    ta, tb = ua.shape, ub.shape
+    (n, k), (k2, m) = ta[-2:], tb[-2:]
     if k != k2:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: {k} (last axis of x1) != "
-                         f"{k2} ({'first' if b.ndim == 1 else 'second-to-last'} axis of x2)")
-    batch = broadcast_shapes(ua.shape[:-2], ub.shape[:-2])
+        raise ValueError(f"matmul: shapes {sa} and {sb} are not aligned: {k} (last axis of x1) != "
+                         f"{k2} ({'first' if len(sb) == 1 else 'second-to-last'} axis of x2)")
+    batch = () if len(ta) == len(tb) == 2 else broadcast_shapes(ta[:-2], tb[:-2])
     full = batch + (n, k, m)
-    pa = expand_uop(reshape_uop(cast_uop(ua, d), ua.shape[:-2] + (n, k, 1)), full)
-    pb = expand_uop(reshape_uop(cast_uop(ub, d), ub.shape[:-2] + (1, k, m)), full)
+    pa = expand_uop(reshape_uop(cast_uop(ua, d), ta[:-2] + (n, k, 1)), full)
+    pb = expand_uop(reshape_uop(cast_uop(ub, d), tb[:-2] + (1, k, m)), full)
     prod = UOp(Ops.AND if d.is_bool else Ops.MUL, d, (pa, pb))
-    op, shape = Ops.MAX if d.is_bool else Ops.ADD, batch + ((n,) if a.ndim > 1 else ()) + ((m,) if b.ndim > 1 else ())
+    op, shape = Ops.MAX if d.is_bool else Ops.ADD, batch + ((n,) if len(sa) > 1 else ()) + ((m,) if len(sb) > 1 else ())
     if k == 0:   # empty sums: zeros (False for bool, whose OR-reduction reduce has no identity for), as NumPy's
         out = const(False if d.is_bool else 0, d, batch + (n, m))
     elif 0 in full:   # no sums at all

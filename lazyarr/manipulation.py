@@ -83,6 +83,11 @@ def matrix_transpose(x: Array, /) -> Array:
 def transpose(x: Array, /, axes: Sequence[int] | None = None) -> Array:
     """NumPy's transpose: axes reversed unless given."""
     x = as_tensor(x)
+    if axes is None and len(shape := x.shape) == 2:   # a matrix's (`M.T` every iteration of a loop)
+        u = UOp(Ops.PERMUTE, x.dtype, (x.uop,), (1, 0))
+        if u._shape is None:
+            u._shape = (shape[1], shape[0])
+        return make_view(wrap(u, x.device), x)
     return permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None else axes)
 
 

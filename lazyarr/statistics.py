@@ -96,7 +96,8 @@ def min(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
 
 
 def _count(x: Array, axis: Any) -> int:
-    return math.prod(x.shape[a] for a in normalize_axes(axis, x.ndim))
+    shape = x.shape
+    return math.prod(shape) if axis is None else math.prod(shape[a] for a in normalize_axes(axis, len(shape)))
 
 
 def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
@@ -104,13 +105,16 @@ def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     standard leaves them unspecified). Empty → NaN."""
     x = as_tensor(x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
-    total = reduce(x, Ops.ADD, axis, keepdims, d)
+    total = reduce(x, Ops.ADD, axis, keepdims, d).uop
     n = _count(x, axis)
     if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
-        u = total.uop
-        return wrap(make_complex(*(alu(Ops.FDIV, p(u), float(n) if n else math.nan) for p in (real_part, imag_part))),
+        return wrap(make_complex(*(alu(Ops.FDIV, p(total), float(n) if n else math.nan) for p in (real_part, imag_part))),
                     x.device)
-    return wrap(alu(Ops.FDIV, total.uop, float(n) if n else math.nan), x.device)
+    shape = total.shape   # (the division built with its shape: a loop takes a mean or two every iteration)
+    out = UOp(Ops.FDIV, d, (total, const(float(n) if n else math.nan, d, shape)))
+    if out._shape is None:
+        out._shape = shape
+    return wrap(out, x.device)
 
 
 def var(x: Array, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False) -> Array:
