@@ -260,10 +260,13 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     if n > MAX_SIZE:
         raise ValueError(f"Maximum allowed size exceeded: arange({start}, {stop}, {step}) has {n} elements")
     i = iota(n)
+    if i._shape is None:
+        i._shape = (n,)
     if all_int and d.is_int:
         for v in (start, stop):
             dtypes.check_scalar_fits(v, d) if n else None
-        value = cast_uop(alu(Ops.ADD, alu(Ops.MUL, i, step), start), d)
+        # (arange(n), the commonest, without the multiply and add that would give i itself)
+        value = cast_uop(i if start == 0 and step == 1 else alu(Ops.ADD, alu(Ops.MUL, i, step), start), d)
     else:
         # as NumPy fills: the first two values in the target type give the step
         f = d if d.is_float else dtypes.float64
