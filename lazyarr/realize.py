@@ -9,14 +9,12 @@ from typing import Any
 
 from lazyarr import settings
 from lazyarr.compiler.schedule import create_schedule, is_cached, structure_key
-from lazyarr.compiler.stages import needs_stages, stage_anchors
+from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime import executor
 from lazyarr.runtime.items import CallItem, ScheduleItem
 from lazyarr.runtime.prepared import PreparedLaunches, PreparedRun
-
-SEGMENT_ANCHORS = 16   # anchors realized by one schedule (see _realize_stages)
 
 
 class _Realized:
@@ -94,22 +92,44 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     return sched.views, sched.items, programs, marked if fallible else [], stored + sched.stored
 
 
+# A segment's schedule is built once its structure came back this often: building one schedules
+# all its anchors' kernels at once (~0.1 s for sixteen small ones), and each use then saves a
+# millisecond or so over a schedule per anchor (each of them quick to build, and cached).
+SEGMENT_AFTER = 64
+_segment_uses: dict[tuple, int] = {}   # segment structure key -> times met (bounded: cleared when large)
+
+
 def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
-    """Realize the stages' anchors of the graph under `roots` (`lazyarr.compiler.stages`), in
-    segments of up to `SEGMENT_ANCHORS` consecutive anchors of one device, each segment one schedule:
-    a loop's iterations repeat, so most segments have one structure, which the schedule cache serves
-    and its prepared launches run in one call into C. Returns the held values the segments stored."""
-    anchors = [(a, d) for a, d in stage_anchors(roots, device) if a not in realized]
+    """Realize the stages' anchors of the graph under `roots` (`lazyarr.compiler.stages`) in
+    segments (`stages.segment_ends`: cut where a loop body repeats) of anchors of one device. A
+    segment whose structure came back SEGMENT_AFTER times is one schedule (the schedule cache serves
+    it, its kernels run in one call into C); any other is realized an anchor at a time. Returns the
+    held values the schedules stored."""
+    found = [anchor for anchor in stage_anchors(roots, device) if anchor[0] not in realized]
     stored: list[UOp] = []
-    start = 0
-    while start < len(anchors):
-        end = start + 1
-        while end < len(anchors) and end - start < SEGMENT_ANCHORS and anchors[end][1] is anchors[start][1]:
-            end += 1
-        _, items, programs, marked, kept = schedule_realize(anchors[start:end], stages=False)
+
+    def realize_now(outputs: list[tuple[UOp, Device]]) -> None:
+        _, items, programs, marked, kept = schedule_realize(outputs, stages=False)
         run(items, programs, marked)
-        stored += kept
-        start = end
+        stored.extend(kept)
+    start = 0
+    for end in segment_ends([f for _, _, f in found]):
+        while start < end:   # (split where the device changes)
+            stop = start + 1
+            while stop < end and found[stop][1] is found[start][1]:
+                stop += 1
+            segment = [(a, d) for a, d, _ in found[start:stop]]
+            key = structure_key([a for a, _ in segment], [d for _, d in segment]).key
+            uses = _segment_uses[key] = _segment_uses.get(key, 0) + 1
+            if len(_segment_uses) > 4096:
+                _segment_uses.clear()
+            if uses >= SEGMENT_AFTER or is_cached(key):
+                realize_now(segment)
+            else:
+                for anchor in segment:
+                    if anchor[0] not in realized:
+                        realize_now([anchor])
+            start = stop
     return stored
 
 

@@ -12,6 +12,7 @@ import lazyarr as xp
 from bench.iterative import WORKLOADS, data_for
 from lazyarr import settings
 from lazyarr.compiler import schedule
+from lazyarr.compiler.stages import segment_ends, stage_anchors
 from tests.helpers import assert_close
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,6 +22,39 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_a_loop_of_200_iterations_gives_numpys_answer(name):
     fn, data = WORKLOADS[name], data_for(name)
     assert_close(fn(xp, data, 200), fn(np, data, 200), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_a_loop_realized_in_segments_gives_numpys_answer_with_few_schedules(monkeypatch, name):
+    # every segment of anchors one schedule at once (SEGMENT_AFTER 1; by default a structure must come
+    # back first): the same answers, in about one realization per segment, not one per anchor
+    realize_module = sys.modules["lazyarr.realize"]
+    monkeypatch.setattr(realize_module, "SEGMENT_AFTER", 1)
+    fn, data = WORKLOADS[name], data_for(name)
+    calls, plain = [0], realize_module.schedule_realize
+
+    def counting(*args, **kwargs):
+        calls[0] += 1
+        return plain(*args, **kwargs)
+    monkeypatch.setattr(realize_module, "schedule_realize", counting)
+    for n in (200, 300):
+        out = fn(xp, data, n)
+        anchors = len(stage_anchors([out.uop], out.device))
+        calls[0] = 0
+        assert_close(out, fn(np, data, n), rtol=1e-9, atol=1e-12)
+        assert calls[0] <= anchors // 4 + 4, (calls[0], anchors)
+
+
+def test_segments_are_cut_where_the_loop_body_repeats():
+    body = [11, 12, 13, 14, 15, 16]                      # a body of six anchors
+    ends = segment_ends([1, 2] + body * 40 + [7, 8])    # a start, forty iterations, an end
+    sizes = [b - a for a, b in zip([0] + ends, ends)]
+    assert ends[-1] == 2 + 6 * 40 + 2 and sizes[1:-1] and all(s == 18 for s in sizes[1:-1])   # three bodies each
+    # an extra anchor now and then lands in one segment; the ones after it are cut as before
+    ends = segment_ends(body * 10 + [99] + body * 10)
+    assert all(b - a == 18 for a, b in zip(ends[3:-1], ends[4:-1]))
+    assert segment_ends(list(range(40))) == [16, 32, 40]   # no repeat: sixteen at a time
+    assert segment_ends([5, 5, 5]) == [3] and segment_ends([]) == [0]
 
 
 def scheduling_work(monkeypatch, fn, data, n):
@@ -110,7 +144,7 @@ for i in range(40):
     traj[i] = state
 order = graph_nodes([traj.uop])
 where = {u: k for k, u in enumerate(order)}
-print([where[a] for a, _ in stage_anchors([traj.uop], traj.device)])
+print([where[a] for a, _, _ in stage_anchors([traj.uop], traj.device)])
 """
 
 

@@ -62,22 +62,23 @@ def needs_stages(order: list[UOp], limit: int) -> bool:
     return False
 
 
-def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
-    """The values to realize before `roots` (on `device`), in dependency order, with their devices.
-    (In C where the node table is: `stages_native.c`, the same anchors; this is the reference.)"""
+def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]]:
+    """The values to realize before `roots` (on `device`), in dependency order, with their devices
+    and their structure's fingerprints. (In C where the node table is: `stages_native.c`, the same
+    anchors; this is the reference.)"""
     if _native is not None:
         return _native.stage_anchors(UOp(Ops.SINK, roots[0].dtype, tuple(roots)), device)
     return py_stage_anchors(roots, device)
 
 
-def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
+def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]]:
     """stage_anchors in Python."""
     order = graph_nodes(roots)
     # node → (its structure's hashes down to 0, 1, ... levels; the levels of computation since the
     # last anchor; the most elements of the unbroadcast values it reads; the device of the storage
     # it reads, None if none is known; whether it reads values realized elsewhere, of no storage known)
     info: dict[UOp, tuple] = {}
-    anchors: list[tuple[UOp, Any]] = []
+    anchors: list[tuple[UOp, Any, int]] = []
     reduced = reduction_inputs(order)
     positional: set[UOp] = set()   # computed from positions and constants alone: recomputed, never stored
     skip, BUFFER, CALL, COPY, NOOP = set(roots), Ops.BUFFER, Ops.CALL, Ops.COPY, Ops.NOOP
@@ -118,10 +119,39 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any]]:
         level += step
         if step and u.dtype.itemsize and 0 < size and (size <= natural or u not in reduced) and u not in skip \
                 and not doubt and u not in positional and (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
-            anchors.append((u, dev or device))
+            anchors.append((u, dev or device, finger[-1]))
             level, dev = 0, dev or device
         info[u] = (finger, level, natural, dev, doubt)
     return anchors
+
+
+SEGMENT_ANCHORS = 16   # about how many anchors one schedule realizes (see segment_ends)
+
+
+def segment_ends(fingerprints: list[int]) -> list[int]:
+    """Where to cut a list of anchors (their fingerprints, in order) into segments, each realized
+    as one schedule: after every k-th anchor of the commonest fingerprint (a loop body's anchors
+    repeat; k such that a segment holds about SEGMENT_ANCHORS anchors), so that the segments inside
+    a loop have one structure and the schedule cache serves them all (segments of a fixed count
+    would cut the body elsewhere each time, and an occasional extra anchor would shift all that
+    follow). Returns the segments' end positions, the last being len(fingerprints)."""
+    n = len(fingerprints)
+    counts: dict[int, int] = {}
+    for f in fingerprints:
+        counts[f] = counts.get(f, 0) + 1
+    boundary = max(counts, key=counts.get, default=0)
+    if n <= SEGMENT_ANCHORS or counts[boundary] * SEGMENT_ANCHORS < n:   # (no body repeats often enough)
+        return list(range(SEGMENT_ANCHORS, n, SEGMENT_ANCHORS)) + [n]
+    every = max(1, round(SEGMENT_ANCHORS * counts[boundary] / n))   # occurrences of the boundary a segment
+    ends, seen = [], 0
+    for i, f in enumerate(fingerprints):
+        if f == boundary:
+            seen += 1
+            if seen % every == 0:
+                ends.append(i + 1)
+    if not ends or ends[-1] != n:
+        ends.append(n)
+    return ends
 
 
 _OWN_SIZE = (Ops.REDUCE_AXIS, Ops.CALL_RESULT, Ops.PAD)

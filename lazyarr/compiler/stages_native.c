@@ -302,12 +302,14 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         int root = PySet_Contains(skip, (PyObject *)n);
         if (root < 0) return -1;
         if (!root) {
-            PyObject *pair = PyTuple_Pack(2, (PyObject *)n, dev ? dev : device);
-            if (pair == NULL || PyList_Append(anchors, pair) < 0) {
-                Py_XDECREF(pair);
+            PyObject *finger = PyLong_FromSsize_t(me->finger[depth]);
+            PyObject *entry = finger ? PyTuple_Pack(3, (PyObject *)n, dev ? dev : device, finger) : NULL;
+            Py_XDECREF(finger);
+            if (entry == NULL || PyList_Append(anchors, entry) < 0) {
+                Py_XDECREF(entry);
                 return -1;
             }
-            Py_DECREF(pair);
+            Py_DECREF(entry);
             level = 0;
             if (dev == NULL) dev = device;
         }
@@ -320,7 +322,8 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     return 0;
 }
 
-/* stage_anchors(sink, device): the anchors of the graph under sink's sources (stages.stage_anchors). */
+/* stage_anchors(sink, device): the anchors of the graph under sink's sources, with their devices and
+ * fingerprints (stages.stage_anchors). */
 static PyObject *stage_anchors(PyObject *module, PyObject *args) {
     PyObject *sink, *device;
     if (!PyArg_ParseTuple(args, "O!O:stage_anchors", &NodeType, &sink, &device)) return NULL;
