@@ -45,6 +45,20 @@ def test_a_loop_realized_in_segments_gives_numpys_answer_with_few_schedules(monk
         assert calls[0] <= anchors // 4 + 4, (calls[0], anchors)
 
 
+def test_a_loop_over_values_made_from_constants_alone_is_cut_into_stages():
+    # sin(linspace(...)) reads no buffer: it counts as computed from positions (never stored) only up
+    # to POSITIONAL_NODES operations, so the loop's states are anchors (without any, the whole graph
+    # was one schedule of ~170 kernels: 1.9 s)
+    def heat(m, n):
+        u = m.sin(m.linspace(0, np.pi, 64))
+        for _ in range(n):
+            u = u + 0.2 * (m.roll(u, 1) - 2 * u + m.roll(u, -1))
+        return u
+    u = heat(xp, 150)
+    assert len(stage_anchors([u.uop], u.device)) >= 20
+    assert_close(u, heat(np, 150), rtol=1e-12, atol=1e-12)
+
+
 def test_segments_are_cut_where_the_loop_body_repeats():
     body = [11, 12, 13, 14, 15, 16]                      # a body of six anchors
     ends = segment_ends([1, 2] + body * 40 + [7, 8])    # a start, forty iterations, an end

@@ -29,6 +29,7 @@ from typing import Any
 from lazyarr import dtypes, settings
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
+from lazyarr.compiler.stages import POSITIONAL_NODES
 from lazyarr.compiler.uop import ATOMS, GroupOp, Ops, UOp, _arg_key, _native, liftable, op_cost, scalar_var
 from lazyarr.graph import call_result
 from lazyarr.dtypes import DType
@@ -84,7 +85,6 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
 # a loop reading its state at two indexings, `x = x + roll(x, 1)`, doubles them every iteration).
 RECOMPUTE_CONTEXTS = 4
 RECOMPUTE_CONTEXTS_ELEMENTWISE = 32
-POSITIONAL_NODES = 64
 _SAME_INDEX = GroupOp.Elementwise | {Ops.DETACH, Ops.NOOP}
 
 

@@ -19,7 +19,7 @@ values that can be stored as they are become anchors: not movement ops or marker
 are), not values a reduction reads that are broadcast beyond the inputs they are computed from (a
 matmul's product before its sum; a row written into an array, `where(iota == i, row, old)`, is an
 array of its own), not values computed from positions and constants alone (`iota == i`: index
-arithmetic costs less than a load), not calls or values of no elements. An anchor is realized on the
+arithmetic costs less than a load; at most `POSITIONAL_NODES` operations), not calls or values of no elements. An anchor is realized on the
 device of the storage it reads (a BUFFER's, or a COPY's target), else on the outputs' device; a value
 whose device is in doubt (it reads only values realized elsewhere, which may be constants realized on
 another device; a leaf tensor's marker is not in doubt) is not an anchor.
@@ -80,7 +80,9 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
     info: dict[UOp, tuple] = {}
     anchors: list[tuple[UOp, Any, int]] = []
     reduced = reduction_inputs(order)
-    positional: set[UOp] = set()   # computed from positions and constants alone: recomputed, never stored
+    # computed from positions and constants alone, in at most POSITIONAL_NODES operations (counting
+    # shared ones again): recomputed where read, never stored. node -> its operations (0: not one)
+    positional: dict[UOp, int] = {}
     skip, BUFFER, CALL, COPY, NOOP = set(roots), Ops.BUFFER, Ops.CALL, Ops.COPY, Ops.NOOP
     for u in order:
         op, arg = u.op, u.arg
@@ -92,11 +94,13 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
         if u._view is not None or not u.src:   # a leaf
             dev = arg.device if op is BUFFER else _storage_device(u._view) if op is NOOP else None
             info[u] = ((own,) * (FINGERPRINT_DEPTH + 1), 0, math.prod(shape), dev, dev is None and u._view is not None)
-            if u._view is None and op in _POSITIONS:
-                positional.add(u)
+            positional[u] = 1 if u._view is None and op in _POSITIONS else 0
             continue
-        if op is not Ops.REDUCE_AXIS and all(s in positional for s in u.src):
-            positional.add(u)
+        if op is not Ops.REDUCE_AXIS and all(positional[s] for s in u.src):
+            ops = 1 + sum(positional[s] for s in u.src)
+            positional[u] = ops if ops <= POSITIONAL_NODES else 0
+        else:
+            positional[u] = 0
         below = [info[s] for s in u.src]
         if len(below) == 1:
             (f, level, natural, dev, doubt), = below
@@ -118,7 +122,7 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
         step = op not in _NOT_VALUES
         level += step
         if step and u.dtype.itemsize and 0 < size and (size <= natural or u not in reduced) and u not in skip \
-                and not doubt and u not in positional and (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
+                and not doubt and not positional[u] and (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
             anchors.append((u, dev or device, finger[-1]))
             level, dev = 0, dev or device
         info[u] = (finger, level, natural, dev, doubt)
@@ -156,6 +160,10 @@ def segment_ends(fingerprints: list[int]) -> list[int]:
 
 _OWN_SIZE = (Ops.REDUCE_AXIS, Ops.CALL_RESULT, Ops.PAD)
 _POSITIONS = (Ops.IOTA, Ops.CONST, Ops.DEFINE_VAR)
+# a value computed from positions and constants in at most this many operations is cheaper to compute
+# again where it is read than to load (a mask of the even rows, `iota == i`); a larger one is not (a
+# loop over an array made from constants, such as a heat equation on sin(linspace(...)))
+POSITIONAL_NODES = 64
 _PASS_TO_REDUCTION = GroupOp.Elementwise | GroupOp.Movement | {Ops.NOOP, Ops.DETACH}
 
 
@@ -208,5 +216,5 @@ def _storage_device(view: UOp | None) -> Any:
 
 if _native is not None:
     _native.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
-                         _PASS_TO_REDUCTION, frozenset(_POSITIONS), Ops.CALL, Ops.COPY, Ops.NOOP, Ops.SHRINK, Ops.REDUCE_AXIS,
+                         _PASS_TO_REDUCTION, frozenset(_POSITIONS), POSITIONAL_NODES, Ops.CALL, Ops.COPY, Ops.NOOP, Ops.SHRINK, Ops.REDUCE_AXIS,
                          FINGERPRINT_DEPTH, ANCHOR_EVERY, MAX_LEVELS)

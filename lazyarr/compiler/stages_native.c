@@ -11,7 +11,7 @@ static struct {
     PyObject *stable_hash, *storage_device;   /* stages.stable_hash, stages._storage_device */
     PyObject *not_values, *movement, *own_size, *pass_to_reduction, *positions;   /* frozensets of Ops */
     PyObject *op_call, *op_copy, *op_noop, *op_shrink, *op_reduce, *op_values;   /* op_values: Ops -> .value */
-    int depth, every, max_levels;
+    int depth, every, max_levels, positional_nodes;
     struct { PyObject *dtype, *hash; long itemsize; } dtypes[64];
     int n_dtypes;
     PyObject *spare_hash;
@@ -20,9 +20,9 @@ static struct {
 static PyObject *setup_stages(PyObject *module, PyObject *args) {
     PyObject *stable_hash, *storage_device, *not_values, *movement, *own_size, *pass_to_reduction, *positions,
              *call, *copy, *noop, *shrink, *reduce;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOiii:setup_stages", &stable_hash, &storage_device, &not_values,
-                          &movement, &own_size, &pass_to_reduction, &positions, &call, &copy, &noop, &shrink,
-                          &reduce, &st.depth, &st.every, &st.max_levels))
+    if (!PyArg_ParseTuple(args, "OOOOOOOiOOOOOiii:setup_stages", &stable_hash, &storage_device, &not_values,
+                          &movement, &own_size, &pass_to_reduction, &positions, &st.positional_nodes, &call, &copy,
+                          &noop, &shrink, &reduce, &st.depth, &st.every, &st.max_levels))
         return NULL;
     if (st.depth < 0 || st.depth >= MAX_DEPTH || st.every <= 0) {
         PyErr_SetString(PyExc_ValueError, "setup_stages: a fingerprint depth of 0..7 and a positive period");
@@ -185,7 +185,7 @@ typedef struct {
     PyObject *dev;   /* borrowed: a device the order's nodes (or the caller) keep alive */
     int level, doubt;
     int reduced;     /* a reduction reads it through elementwise and movement ops (stages.reduction_inputs) */
-    int positional;  /* computed from positions and constants alone */
+    int positional;  /* computed from positions and constants alone: in this many operations (0: not) */
 } Info;
 
 /* The own hash of n: hash((op.value, dtype's stable hash, shape, argument's hash)); its size. */
@@ -261,7 +261,7 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         return -1;
     }
     Info *below[8];
-    int level = 0, doubt = 0, positional = n->op != st.op_reduce;
+    int level = 0, doubt = 0, positional = n->op != st.op_reduce;   /* (then: 1 + the sources' operations) */
     long long natural = 0;
     PyObject *dev = NULL;
     for (Py_ssize_t j = 0; j < ns; j++) {
@@ -277,8 +277,10 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         if (j == 0 || b->natural > natural) natural = b->natural;
         if (dev == NULL) dev = b->dev;
         doubt |= b->doubt;
-        positional &= b->positional;
+        if (positional) positional = b->positional ? positional + b->positional : 0;
+        if (positional > st.positional_nodes + 1) positional = 0;
     }
+    if (positional > st.positional_nodes) positional = 0;
     me->finger[0] = own;
     cols[0] = int_hash(own);
     for (int k = 0; k < depth; k++) {
