@@ -18,11 +18,15 @@ comes for `MAX_LEVELS` levels of computation along a path, the value there is on
 values that can be stored as they are become anchors: not movement ops or markers (their sources
 are), not values a reduction reads that are broadcast beyond the inputs they are computed from (a
 matmul's product before its sum; a row written into an array, `where(iota == i, row, old)`, is an
-array of its own), not values computed from positions and constants alone (`iota == i`: index
-arithmetic costs less than a load; at most `POSITIONAL_NODES` operations), not calls or values of no elements. An anchor is realized on the
-device of the storage it reads (a BUFFER's, or a COPY's target), else on the outputs' device; a value
-whose device is in doubt (it reads only values realized elsewhere, which may be constants realized on
-another device; a leaf tensor's marker is not in doubt) is not an anchor.
+array of its own), not values computed from positions and constants alone in at most
+`POSITIONAL_NODES` operations (`iota == i`: index arithmetic costs less than a load), not calls or
+values of no elements. An anchor is realized on the device of the storage it reads (a BUFFER's, or a
+COPY's target), else on the outputs' device; a value whose device is in doubt (it reads only values
+realized elsewhere, which may be constants realized on another device; a leaf tensor's marker is not
+in doubt) is not an anchor.
+
+The anchors are realized in segments cut where the loop body repeats (`segment_ends`), each one
+schedule once its structure keeps coming back (`lazyarr.realize._realize_stages`).
 """
 from __future__ import annotations
 
