@@ -59,6 +59,21 @@ def test_a_loop_over_values_made_from_constants_alone_is_cut_into_stages():
     assert_close(u, heat(np, 150), rtol=1e-12, atol=1e-12)
 
 
+def test_a_loop_from_a_value_looked_at_first_is_cut_into_stages():
+    # the start was realized (printed) before the loop: a value realized on the loop's device is no
+    # value "realized elsewhere" whose device is in doubt (every state after it was, and nothing was cut)
+    u = xp.cos(xp.linspace(0, 3.0, 96)) * 0.5
+    start = float(u[3])
+    for _ in range(150):
+        u = u + 0.2 * (xp.roll(u, 1) - 2 * u + xp.roll(u, -1))
+    assert len(stage_anchors([u.uop], u.device)) >= 20
+    want = np.cos(np.linspace(0, 3.0, 96)) * 0.5
+    assert start == want[3]
+    for _ in range(150):
+        want = want + 0.2 * (np.roll(want, 1) - 2 * want + np.roll(want, -1))
+    assert_close(u, want, rtol=1e-12, atol=1e-12)
+
+
 def test_segments_are_cut_where_the_loop_body_repeats():
     body = [11, 12, 13, 14, 15, 16]                      # a body of six anchors
     ends = segment_ends([1, 2] + body * 40 + [7, 8])    # a start, forty iterations, an end

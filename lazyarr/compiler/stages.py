@@ -22,8 +22,8 @@ array of its own), not values computed from positions and constants alone in at 
 `POSITIONAL_NODES` operations (`iota == i`: index arithmetic costs less than a load), not calls or
 values of no elements. An anchor is realized on the device of the storage it reads (a BUFFER's, or a
 COPY's target), else on the outputs' device; a value whose device is in doubt (it reads only values
-realized elsewhere, which may be constants realized on another device; a leaf tensor's marker is not
-in doubt) is not an anchor.
+realized on other devices, which may be constants computed again here; a leaf tensor's marker is not
+in doubt, nor a value realized on the outputs' device) is not an anchor.
 
 The anchors are realized in segments cut where the loop body repeats (`segment_ends`), each one
 schedule once its structure keeps coming back (`lazyarr.realize._realize_stages`).
@@ -96,7 +96,9 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
         own = hash((op.value, _dtype_hash(u.dtype), shape, 0 if arg is None or op is BUFFER or liftable(u)
                     else hash(arg) if op in GroupOp.Movement else stable_hash(arg)))
         if u._view is not None or not u.src:   # a leaf
-            dev = arg.device if op is BUFFER else _storage_device(u._view) if op is NOOP else None
+            dev = arg.device if op is BUFFER else _storage_device(u._view) if u._view is not None else None
+            if op is not BUFFER and op is not NOOP and dev is not device:   # (a value realized elsewhere)
+                dev = None
             info[u] = ((own,) * (FINGERPRINT_DEPTH + 1), 0, math.prod(shape), dev, dev is None and u._view is not None)
             positional[u] = 1 if u._view is None and op in _POSITIONS else 0
             continue

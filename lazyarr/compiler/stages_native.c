@@ -240,11 +240,12 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         PyObject *dev = NULL;
         if (n->op == op_buffer) {
             dev = PyObject_GetAttr(n->arg, str_device);
-        } else if (n->op == st.op_noop) {
-            dev = PyObject_CallOneArg(st.storage_device, n->view ? n->view : Py_None);
+        } else if (n->view != NULL && n->view != Py_None) {
+            dev = PyObject_CallOneArg(st.storage_device, n->view);
         }
-        if ((n->op == op_buffer || n->op == st.op_noop) && dev == NULL) return -1;
-        if (dev == Py_None) Py_CLEAR(dev);
+        if ((n->op == op_buffer || (n->view != NULL && n->view != Py_None)) && dev == NULL) return -1;
+        if (dev == Py_None || (dev != NULL && n->op != op_buffer && n->op != st.op_noop && dev != device))
+            Py_CLEAR(dev);   /* (a value realized on another device: in doubt) */
         Py_XDECREF(dev);   /* borrowed from here on: the buffer (or view) the node holds keeps it */
         for (int k = 0; k <= depth; k++) me->finger[k] = own;
         me->level = 0;
