@@ -96,7 +96,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
 # all its anchors' kernels at once (~0.1 s for sixteen small ones), and each use then saves a
 # millisecond or so over a schedule per anchor (each of them quick to build, and cached).
 SEGMENT_AFTER = 64
-_segment_uses: dict[tuple, int] = {}   # segment structure key -> times met (bounded: cleared when large)
+_segment_uses: dict[int, int] = {}   # hash of a segment's structure key -> times met (cleared when large)
 
 
 def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
@@ -120,7 +120,8 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
                 stop += 1
             segment = [(a, d) for a, d, _ in found[start:stop]]
             key = structure_key([a for a, _ in segment], [d for _, d in segment]).key
-            uses = _segment_uses[key] = _segment_uses.get(key, 0) + 1
+            h = hash(key)   # (a key may be tens of kilobytes: counts by hash, a collision only counts early)
+            uses = _segment_uses[h] = _segment_uses.get(h, 0) + 1
             if len(_segment_uses) > 4096:
                 _segment_uses.clear()
             if uses >= SEGMENT_AFTER or is_cached(key):
