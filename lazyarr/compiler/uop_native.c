@@ -650,7 +650,7 @@ static PyMethodDef methods[] = {
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {"setup_stages", setup_stages, METH_VARARGS, "setup_stages(...): what stage_anchors needs from Python."},
-    {"stage_anchors", stage_anchors, METH_VARARGS, "stage_anchors(sink, device) -> [(anchor, device)]."},
+    {"stage_anchors", stage_anchors, METH_VARARGS, "stage_anchors(sink, device) -> [(anchor, device, fingerprint)]."},
     {NULL},
 };
 
