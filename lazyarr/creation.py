@@ -25,7 +25,8 @@ from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device
 from lazyarr.runtime.devices import get_device
 from lazyarr.arrays import Array, wrap
-from lazyarr.graph import MAX_SIZE, alu, cast_uop, check_dimensions, const, expand_uop, make_complex, reshape_uop
+from lazyarr.graph import (MAX_SIZE, alu, cast_uop, check_dimensions, const, expand_uop, make_complex, reshape_uop,
+                           shaped)
 
 Shape = tuple[int, ...]
 
@@ -259,9 +260,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     n = max(0, math.ceil((stop - start) / step)) if not all_int else max(0, -((start - stop) // step))
     if n > MAX_SIZE:
         raise ValueError(f"Maximum allowed size exceeded: arange({start}, {stop}, {step}) has {n} elements")
-    i = iota(n)
-    if i._shape is None:
-        i._shape = (n,)
+    i = shaped(iota(n), (n,))
     if all_int and d.is_int:
         for v in (start, stop):
             dtypes.check_scalar_fits(v, d) if n else None

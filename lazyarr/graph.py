@@ -40,9 +40,9 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
     u = c
     if shape:
         ones = (1,) * len(shape)
-        u = _shaped(UOp(Ops.RESHAPE, dtype, (c,), ones), ones)
+        u = shaped(UOp(Ops.RESHAPE, dtype, (c,), ones), ones)
         if shape != ones:
-            u = _shaped(UOp(Ops.EXPAND, dtype, (u,), shape), shape)
+            u = shaped(UOp(Ops.EXPAND, dtype, (u,), shape), shape)
     if cacheable:
         if len(_consts) >= 4096:
             _consts.clear()
@@ -53,10 +53,10 @@ def const(value: Any, dtype: DType, shape: Shape = ()) -> UOp:
 def reshape_uop(u: UOp, shape: Shape) -> UOp:
     shape = tuple(shape)
     # a reshape of a reshape stays two nodes: the inner one may be a tensor that gradients target
-    return u if u.shape == shape else _shaped(UOp(Ops.RESHAPE, u.dtype, (u,), shape), shape)
+    return u if u.shape == shape else shaped(UOp(Ops.RESHAPE, u.dtype, (u,), shape), shape)
 
 
-def _shaped(u: UOp, shape: Shape) -> UOp:
+def shaped(u: UOp, shape: Shape) -> UOp:
     """u, whose shape (its arg: a reshape's or an expand's) is known without its shape rule (every
     training step builds dozens of these)."""
     if u._shape is None:
@@ -73,7 +73,7 @@ def expand_uop(u: UOp, shape: Shape) -> UOp:
         u = reshape_uop(u, (1,) * (len(shape) - len(u.shape)) + u.shape)
     if u.shape == shape:
         return u
-    return _shaped(UOp(Ops.EXPAND, u.dtype, (u,), shape), shape)
+    return shaped(UOp(Ops.EXPAND, u.dtype, (u,), shape), shape)
 
 
 def permute_uop(u: UOp, axes: Sequence[int]) -> UOp:

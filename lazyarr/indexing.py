@@ -28,7 +28,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray
 from lazyarr.arrays import Array, check_writable, grad_mode, is_broadcast_view, mark_broadcast_view, wrap
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, flip_uop, pad_uop, reshape_uop,
-                           shrink_uop)
+                           shaped, shrink_uop)
 
 
 def _is_int_key(k: Any) -> bool:
@@ -90,12 +90,8 @@ def getitem_int(x: Array, i: int) -> Array:
     i = _position(i, n, 0)
     u, rest = x.uop, shape[1:]
     if n != 1:   # (shapes known here, without the shape rules)
-        u = UOp(Ops.SHRINK, u.dtype, (u,), ((i, i + 1),) + tuple((0, m) for m in rest))
-        if u._shape is None:
-            u._shape = (1,) + rest
-    u = UOp(Ops.RESHAPE, u.dtype, (u,), rest)
-    if u._shape is None:
-        u._shape = rest
+        u = shaped(UOp(Ops.SHRINK, u.dtype, (u,), ((i, i + 1),) + tuple((0, m) for m in rest)), (1,) + rest)
+    u = shaped(UOp(Ops.RESHAPE, u.dtype, (u,), rest), rest)
     out = wrap(u, x.device)
     if is_broadcast_view(x):
         mark_broadcast_view(out)
@@ -230,10 +226,7 @@ def setitem_int(x: Array, i: int, value: Any) -> None:
 
 def _written_row(old: UOp, selected: UOp, value: UOp) -> UOp:
     """where(selected, value, old), its shape known here."""
-    u = UOp(Ops.WHERE, old.dtype, (selected, value, old))
-    if u._shape is None:
-        u._shape = old.shape
-    return u
+    return shaped(UOp(Ops.WHERE, old.dtype, (selected, value, old)), old.shape)
 
 
 def setitem(x: Array, key: Any, value: Any) -> None:

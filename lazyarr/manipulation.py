@@ -15,7 +15,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, normalize_axes,
-                           normalize_axis, pad_uop, permute_uop, reshape_uop, shrink_uop)
+                           normalize_axis, pad_uop, permute_uop, reshape_uop, shaped, shrink_uop)
 from lazyarr.creation import empty
 from lazyarr.arrays import Array, layout_strides, make_view, mark_broadcast_view, reshape_needs_no_copy, wrap
 from lazyarr.creation import as_tensor
@@ -84,10 +84,7 @@ def transpose(x: Array, /, axes: Sequence[int] | None = None) -> Array:
     """NumPy's transpose: axes reversed unless given."""
     x = as_tensor(x)
     if axes is None and len(shape := x.shape) == 2:   # a matrix's (`M.T` every iteration of a loop)
-        u = UOp(Ops.PERMUTE, x.dtype, (x.uop,), (1, 0))
-        if u._shape is None:
-            u._shape = (shape[1], shape[0])
-        return make_view(wrap(u, x.device), x)
+        return make_view(wrap(shaped(UOp(Ops.PERMUTE, x.dtype, (x.uop,), (1, 0)), (shape[1], shape[0])), x.device), x)
     return permute_dims(x, tuple(reversed(range(x.ndim))) if axes is None else axes)
 
 
@@ -192,28 +189,20 @@ def _joined(parts: list[UOp], dtype: DType, ax: int) -> UOp:
     total = sum(p.shape[ax] for p in parts)
     shape = first[:ax] + (total,) + first[ax + 1:]
     line = (1,) * ax + (total,) + (1,) * (ndim - ax - 1)   # the mask's shape, before it is broadcast
-    position = UOp(Ops.IOTA, dtypes.index, (), total)   # the index along the axis
-    if position._shape is None:
-        position._shape = (total,)
+    position = shaped(UOp(Ops.IOTA, dtypes.index, (), total), (total,))   # the index along the axis
     out, offset = None, 0
     for p in parts:
         n = p.shape[ax]
         piece = cast_uop(p, dtype)
         if n != total:
-            piece = UOp(Ops.PAD, dtype, (piece,), ((0, 0),) * ax + ((offset, total - offset - n),) +
-                        ((0, 0),) * (ndim - ax - 1))
-            if piece._shape is None:
-                piece._shape = shape
+            piece = shaped(UOp(Ops.PAD, dtype, (piece,), ((0, 0),) * ax + ((offset, total - offset - n),) +
+                               ((0, 0),) * (ndim - ax - 1)), shape)
         if out is None:
             out = piece
         else:   # from this piece's offset on, this piece (a sum of zero padding would lose -0.0's sign)
-            start = UOp(Ops.CMPLE, dtypes.bool_, (const(offset, dtypes.index, (total,)), position))
-            if start._shape is None:
-                start._shape = (total,)
+            start = shaped(UOp(Ops.CMPLE, dtypes.bool_, (const(offset, dtypes.index, (total,)), position)), (total,))
             start = expand_uop(reshape_uop(start, line), shape)
-            out = UOp(Ops.WHERE, dtype, (start, piece, out))
-            if out._shape is None:
-                out._shape = shape
+            out = shaped(UOp(Ops.WHERE, dtype, (start, piece, out)), shape)
         offset += n
     return out
 

@@ -27,7 +27,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.conversion import element
 from lazyarr.elementwise import not_equal, where as _where3
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, lower_bound, normalize_axis,
-                           reshape_uop, shrink_uop, sorts_before)
+                           reshape_uop, shaped, shrink_uop, sorts_before)
 from lazyarr.manipulation import reshape, stack
 from lazyarr.statistics import _scan, reduce
 from lazyarr.arrays import Array, realize, wrap
@@ -44,20 +44,15 @@ def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -
     if n == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence (axis {ax} has length 0)")
     u = flat.uop
-    full = u.shape
-
-    def shaped(node: UOp, shape: tuple[int, ...] = full) -> UOp:   # (built valid: no shape rule to run)
-        if node._shape is None:
-            node._shape = shape
-        return node
+    full = u.shape   # (every node below built valid, its shape set: no shape rule to run)
     best = expand_uop(reduce(flat, op, ax, keepdims=True).uop, full)
-    hit = shaped(UOp(Ops.CMPEQ, dtypes.bool_, (u, best)))
+    hit = shaped(UOp(Ops.CMPEQ, dtypes.bool_, (u, best)), full)
     if x.dtype.is_float:   # where the extreme is NaN (a NaN in the slice), the NaNs are the hits
-        hit = shaped(UOp(Ops.WHERE, dtypes.bool_, (shaped(UOp(Ops.CMPNE, dtypes.bool_, (best, best))),
-                                                    shaped(UOp(Ops.CMPNE, dtypes.bool_, (u, u))), hit)))
+        hit = shaped(UOp(Ops.WHERE, dtypes.bool_, (shaped(UOp(Ops.CMPNE, dtypes.bool_, (best, best)), full),
+                                                    shaped(UOp(Ops.CMPNE, dtypes.bool_, (u, u)), full), hit)), full)
     along = tuple(n if a == ax else 1 for a in range(len(full)))
     position = expand_uop(reshape_uop(shaped(UOp(Ops.IOTA, dtypes.index, (), n), (n,)), along), full)
-    candidates = shaped(UOp(Ops.WHERE, dtypes.index, (hit, position, const(n, dtypes.index, full))))
+    candidates = shaped(UOp(Ops.WHERE, dtypes.index, (hit, position, const(n, dtypes.index, full))), full)
     first = shaped(UOp(Ops.REDUCE_AXIS, dtypes.index, (candidates,), (Ops.MIN, (ax,))),
                    tuple(1 if a == ax else s for a, s in enumerate(full)))
     if axis is None:

@@ -30,7 +30,7 @@ from lazyarr.manipulation import broadcast_to, concat, reshape
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, non_negative_int, normalize_axes, normalize_axis, pad_uop,
-                           permute_uop, reshape_uop, shrink_uop)
+                           permute_uop, reshape_uop, shaped, shrink_uop)
 from lazyarr.graph import imag_part, make_complex, real_part
 
 _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum"}
@@ -51,9 +51,7 @@ def reduce(x: Array, op: Ops, axis: Any = None, keepdims: bool = False, dtype: D
     else:
         out = u
         if axes:
-            out = UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes))
-            if out._shape is None:   # (the shape rule's answer, known here)
-                out._shape = kept
+            out = shaped(UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes)), kept)   # (the shape rule's answer)
     if not keepdims:
         out = reshape_uop(out, tuple(s for i, s in enumerate(shape) if i not in axes))
     return wrap(out, x.device)
@@ -108,13 +106,10 @@ def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     total = reduce(x, Ops.ADD, axis, keepdims, d).uop
     n = _count(x, axis)
     if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
-        return wrap(make_complex(*(alu(Ops.FDIV, p(total), float(n) if n else math.nan) for p in (real_part, imag_part))),
-                    x.device)
+        parts = (alu(Ops.FDIV, p(total), float(n) if n else math.nan) for p in (real_part, imag_part))
+        return wrap(make_complex(*parts), x.device)
     shape = total.shape   # (the division built with its shape: a loop takes a mean or two every iteration)
-    out = UOp(Ops.FDIV, d, (total, const(float(n) if n else math.nan, d, shape)))
-    if out._shape is None:
-        out._shape = shape
-    return wrap(out, x.device)
+    return wrap(shaped(UOp(Ops.FDIV, d, (total, const(float(n) if n else math.nan, d, shape))), shape), x.device)
 
 
 def var(x: Array, /, axis: Any = None, *, correction: float = 0.0, keepdims: bool = False) -> Array:

@@ -222,5 +222,5 @@ def _storage_device(view: UOp | None) -> Any:
 
 if _native is not None:
     _native.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
-                         _PASS_TO_REDUCTION, frozenset(_POSITIONS), POSITIONAL_NODES, Ops.CALL, Ops.COPY, Ops.NOOP, Ops.SHRINK, Ops.REDUCE_AXIS,
-                         FINGERPRINT_DEPTH, ANCHOR_EVERY, MAX_LEVELS)
+                         _PASS_TO_REDUCTION, frozenset(_POSITIONS), POSITIONAL_NODES, Ops.CALL, Ops.COPY, Ops.NOOP,
+                         Ops.SHRINK, Ops.REDUCE_AXIS, FINGERPRINT_DEPTH, ANCHOR_EVERY, MAX_LEVELS)
