@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazyarr import settings
-from lazyarr.compiler.schedule import create_schedule, is_cached, structure_key
+from lazyarr.compiler.schedule import Walked, create_schedule, is_cached, structure_key
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -55,7 +55,7 @@ def buffer_readable(b: Buffer) -> bool:
     return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
 
 
-def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
+def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, walked: Walked | None = None
                      ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any], list[UOp], list[UOp]]:
     """The views the outputs will have, the kernels that fill them, their compiled programs, if a
     library routine is among them the nodes `realized` now knows the views of (it holds nodes
@@ -64,9 +64,9 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True
     gives the arrays their buffers). A graph too large to schedule at once has its stages
     (`lazyarr.compiler.stages`) computed first, unless `stages` is false. Run the kernels with
     `run` once the caller has let go of the graphs it no longer needs, so that their buffers'
-    storage can be reused."""
+    storage can be reused. `walked`: the outputs' `structure_key`, where the caller has it."""
     roots = [u for u, _ in outputs]
-    walked = structure_key(roots, [d for _, d in outputs])
+    walked = walked or structure_key(roots, [d for _, d in outputs])
     stored: list[UOp] = []
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
     if stages and settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and \
@@ -108,8 +108,8 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
     found = [anchor for anchor in stage_anchors(roots, device) if anchor[0] not in realized]
     stored: list[UOp] = []
 
-    def realize_now(outputs: list[tuple[UOp, Device]]) -> None:
-        _, items, programs, marked, kept = schedule_realize(outputs, stages=False)
+    def realize_now(outputs: list[tuple[UOp, Device]], walked: Walked | None = None) -> None:
+        _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked)
         run(items, programs, marked)
         stored.extend(kept)
     start = 0
@@ -119,13 +119,14 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
             while stop < end and found[stop][1] is found[start][1]:
                 stop += 1
             segment = [(a, d) for a, d, _ in found[start:stop]]
-            key = structure_key([a for a, _ in segment], [d for _, d in segment]).key
+            walked = structure_key([a for a, _ in segment], [d for _, d in segment])
+            key = walked.key
             h = hash(key)   # (a key may be tens of kilobytes: counts by hash, a collision only counts early)
             uses = _segment_uses[h] = _segment_uses.get(h, 0) + 1
             if len(_segment_uses) > 4096:
                 _segment_uses.clear()
             if uses >= SEGMENT_AFTER or is_cached(key):
-                realize_now(segment)
+                realize_now(segment, walked)
             else:
                 for anchor in segment:
                     if anchor[0] not in realized:
