@@ -123,8 +123,8 @@ def leaf_marker(value: UOp, key: tuple) -> UOp:
 class Array:
     """An n-dimensional array whose value is computed lazily by fused, compiled kernels."""
     # _leaf_grad: False, or the leaf key of a leaf tensor that requires gradients (see `leaf_marker`)
-    # _viewof: None, or what this array is a view of (`ViewOf`); _views: None, or the live views of
-    # this array (it is their root), by id
+    # _viewof: None, or what this array is a view of (`ViewOf`); _views: None, or weak references
+    # to the views of this array (it is their root; dead ones are dropped now and then)
     __slots__ = ("_uop", "device", "_leaf_grad", "grad", "_released", "_viewof", "_views", "__weakref__")
     __array_priority__ = 1000  # NumPy defers binary operators on (ndarray, Tensor) to us
     made: type = None   # the class of the arrays _from_uop makes: the subclass users hold (Tensor)
@@ -211,9 +211,11 @@ class Array:
         self._uop = leaf_marker(value, self._leaf_grad) if self._leaf_grad else value
         hold(self)
         if self._views:
-            for v in list(self._views.values()):
-                v._uop = v._viewof.replay(self._uop)
-                hold(v)
+            for ref in list(self._views):
+                v = ref()
+                if v is not None:
+                    v._uop = v._viewof.replay(self._uop)
+                    hold(v)
 
     # ---- metadata, known without computing ---------------------------------------------------
     @property
@@ -324,9 +326,13 @@ def make_view(result: Array, source: Any, key: Any = None) -> Array:
     else:
         root, root_at, template = source, source._uop, result._uop
     result._viewof = ViewOf(root, root_at, template, key)
-    if root._views is None:
-        root._views = weakref.WeakValueDictionary()   # by id: a WeakSet would compare arrays with ==
-    root._views[id(result)] = result
+    views = root._views
+    if views is None:   # weak references, not a WeakSet (which compares arrays with ==) or a
+        root._views = [weakref.ref(result)]   # WeakValueDictionary (microseconds to make: `M.T` in a loop)
+    else:
+        views.append(weakref.ref(result))
+        if len(views) >= 32 and len(views) & (len(views) - 1) == 0:   # (dead ones dropped now and then)
+            views[:] = [r for r in views if r() is not None]
     return result
 
 

@@ -433,7 +433,7 @@ ATOMS: dict[Any, int] = {}
 
 if _native is not None:
     _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS,
-                  ATOMS)
+                  ATOMS, (Ops, DType), Ops.RANGE)
 
 
 def is_generic(sink: UOp) -> bool:

@@ -38,6 +38,8 @@ static PyObject *liftable;           /* uop.liftable: whether a constant's value
 static PyObject *lifted_dtypes, *baked_floats;   /* uop.LIFTED_DTYPES, uop.BAKED_FLOATS (frozensets) */
 static PyObject *shape_of;           /* lazyarr.compiler.uop.shape_of, for a shape not yet known */
 static PyObject *str_size, *str_device, *str_name, *str_uop;
+static PyObject *atom_types;         /* types whose values hold no node (Ops, DType), set by setup() */
+static PyObject *op_range;           /* Ops.RANGE: its cached ranges hold the node itself */
 
 /* The table key of (op, dtype, src, arg); src must be a tuple. */
 static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
@@ -107,6 +109,25 @@ static int forget(Node *self) {
     return rc;
 }
 
+/* Whether x can hold no reference to a node: None, numbers, strings, the types of `atom_types`,
+ * tuples of those. */
+static int holds_no_node(PyObject *x, int depth) {
+    PyTypeObject *t = Py_TYPE(x);
+    if (x == Py_None || t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type || t == &PyUnicode_Type ||
+        t == &PyComplex_Type || t == &PyBytes_Type)
+        return 1;
+    if (t == &PyTuple_Type) {
+        if (depth > 3) return 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(x); i++)
+            if (!holds_no_node(PyTuple_GET_ITEM(x, i), depth + 1)) return 0;
+        return 1;
+    }
+    if (atom_types == NULL) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(atom_types); i++)
+        if (PyObject_TypeCheck(x, (PyTypeObject *)PyTuple_GET_ITEM(atom_types, i))) return 1;
+    return 0;
+}
+
 static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"op", "dtype", "src", "arg", NULL};
     PyObject *op, *dtype, *src = NULL, *arg = Py_None;
@@ -170,6 +191,16 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     Py_DECREF(addr);
     self->key = key;
     self->hash = hash;
+    /* A node is in no reference cycle unless its arg or a cache leads back to it: sources are older
+     * nodes, and the caches hold shapes, bounds, other nodes' views and weak references. So the
+     * cycle collector need not follow it (a loop's graph is thousands of nodes, and each full
+     * collection walked them all), except where the arg may hold anything (a BUFFER's Buffer, a
+     * call's function) and for RANGE, whose cached ranges include itself. */
+    if (op != op_range && holds_no_node(arg, 0)) {   /* (its key and sources too: CPython keeps a */
+        PyObject_GC_UnTrack(self);                    /* tuple of nodes tracked, however untracked they are) */
+        if (PyObject_GC_IsTracked(src)) PyObject_GC_UnTrack(src);
+        if (PyObject_GC_IsTracked(key)) PyObject_GC_UnTrack(key);
+    }
     return (PyObject *)self;
 }
 
@@ -225,12 +256,6 @@ static PyMemberDef node_members[] = {
     {"dtype", T_OBJECT, offsetof(Node, dtype), READONLY, NULL},
     {"src", T_OBJECT, offsetof(Node, src), READONLY, NULL},
     {"arg", T_OBJECT, offsetof(Node, arg), READONLY, NULL},
-    {"_shape", T_OBJECT, offsetof(Node, shape), 0, NULL},
-    {"_ranges", T_OBJECT, offsetof(Node, ranges), 0, NULL},
-    {"_bounds", T_OBJECT, offsetof(Node, bounds), 0, NULL},
-    {"_view", T_OBJECT, offsetof(Node, view), 0, NULL},
-    {"_grad", T_OBJECT, offsetof(Node, grad), 0, NULL},
-    {"_holder", T_OBJECT, offsetof(Node, holder), 0, NULL},
     {NULL},
 };
 
@@ -251,8 +276,57 @@ static PyObject *node_get_shape(Node *self, void *closure) {
     return shape;
 }
 
+/* Whether a cache's value leads to no node other than nodes (which lead back to no user of theirs):
+ * what holds_no_node allows, nodes, weak references without a callback, and tuples and frozensets
+ * of these. */
+static int leads_to_no_user(PyObject *x, int depth) {
+    if (holds_no_node(x, 0) || PyObject_TypeCheck(x, &NodeType)) return 1;
+    if (PyWeakref_CheckRefExact(x)) return ((PyWeakReference *)x)->wr_callback == NULL;
+    if (depth > 3) return 0;
+    if (PyTuple_CheckExact(x)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(x); i++)
+            if (!leads_to_no_user(PyTuple_GET_ITEM(x, i), depth + 1)) return 0;
+        return 1;
+    }
+    if (PyFrozenSet_CheckExact(x)) {
+        Py_ssize_t pos = 0;
+        PyObject *item;
+        Py_hash_t h;
+        while (_PySet_NextEntry(x, &pos, &item, &h))
+            if (!leads_to_no_user(item, depth + 1)) return 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* The caches (_shape, _ranges, _bounds, _view, _grad, _holder), by their offset: None until set. A
+ * node the cycle collector does not follow (node_new) is followed again once a cache holds
+ * something that might lead back to it. */
+static PyObject *node_get_cache(Node *self, void *offset) {
+    PyObject *v = *(PyObject **)((char *)self + (Py_ssize_t)offset);
+    v = v == NULL ? Py_None : v;
+    Py_INCREF(v);
+    return v;
+}
+
+static int node_set_cache(Node *self, PyObject *value, void *offset) {
+    if (value != NULL && !PyObject_GC_IsTracked((PyObject *)self) && !leads_to_no_user(value, 0))
+        PyObject_GC_Track(self);
+    /* a weak reference without a callback holds nothing strongly (each node an array made keeps one) */
+    if (value != NULL && PyWeakref_CheckRefExact(value) && ((PyWeakReference *)value)->wr_callback == NULL &&
+        PyObject_GC_IsTracked(value))
+        PyObject_GC_UnTrack(value);
+    Py_XINCREF(value);
+    Py_XSETREF(*(PyObject **)((char *)self + (Py_ssize_t)offset), value);
+    return 0;
+}
+
+#define CACHE(name, field) {name, (getter)node_get_cache, (setter)node_set_cache, NULL, (void *)offsetof(Node, field)}
+
 static PyGetSetDef node_getset[] = {
     {"shape", (getter)node_get_shape, NULL, "The tensor-level shape (lazyarr.ops' rule, computed once).", NULL},
+    CACHE("_shape", shape), CACHE("_ranges", ranges), CACHE("_bounds", bounds),
+    CACHE("_view", view), CACHE("_grad", grad), CACHE("_holder", holder),
     {NULL},
 };
 
@@ -606,10 +680,20 @@ static PyObject *setup_stages(PyObject *module, PyObject *args);
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn, *lifted, *baked, *atom_table;
-    if (!PyArg_ParseTuple(args, "OOOOOO!O!O!:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn,
-                          &PyFrozenSet_Type, &lifted, &PyFrozenSet_Type, &baked, &PyDict_Type, &atom_table))
+    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn, *lifted, *baked, *atom_table, *types, *range;
+    if (!PyArg_ParseTuple(args, "OOOOOO!O!O!O!O:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn,
+                          &PyFrozenSet_Type, &lifted, &PyFrozenSet_Type, &baked, &PyDict_Type, &atom_table,
+                          &PyTuple_Type, &types, &range))
         return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++)
+        if (!PyType_Check(PyTuple_GET_ITEM(types, i))) {
+            PyErr_SetString(PyExc_TypeError, "setup: the atom types must be types");
+            return NULL;
+        }
+    Py_INCREF(types);
+    Py_XSETREF(atom_types, types);
+    Py_INCREF(range);
+    Py_XSETREF(op_range, range);
     Py_INCREF(atom_table);
     Py_XSETREF(atoms, atom_table);
     Py_INCREF(lifted);
@@ -644,8 +728,8 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS, ATOMS): what "
-     "keys, walks and shapes need from Python."},
+     "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS, ATOMS, "
+     "atom types, Ops.RANGE): what keys, walks, shapes and the cycle collector's exemption need from Python."},
     {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (key, inputs, order, resolved, held, scalars)."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
