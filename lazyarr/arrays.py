@@ -423,7 +423,7 @@ def realize(*tensors: Array) -> None:
             raise TypeError(f"realize: expected Tensors, got {type(t).__name__}")
     for hook in realize_hooks:
         hook(tensors)
-    unique = list({id(t): t for t in tensors}.values())
+    unique = list({id(t): t for t in tensors}.values()) if len(tensors) > 1 else tensors
     todo = [t for t in unique if not is_buffer_view(t.uop) and
             not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
     if not todo:

@@ -240,14 +240,18 @@ def _cheap(n: UOp, stored: set[UOp]) -> bool:
     return True
 
 
-@dataclass
 class Schedule:
-    items: list[ScheduleItem]
-    views: dict[UOp, UOp]       # each output (as given, and each held value stored) → the view of its buffer
-    buffers: dict[UOp, UOp]     # every realize point → its view, recorded once the kernels ran
-    stored: list[UOp] = ()      # the held values stored besides the outputs (`held_values`)
-    programs: list | None = None   # the cache entry's memo of the kernels' programs (executor.compile_all)
-    entry: CachedSchedule | None = None   # the schedule cache entry it was made from
+    """A schedule: `items`, the kernels; `views`, each output (as given, and each held value
+    stored) → the view of its buffer; `buffers`, every realize point → its view, recorded once the
+    kernels ran; `stored`, the held values stored besides the outputs (`held_values`); `programs`,
+    the cache entry's memo of the kernels' programs (executor.compile_all); `entry`, the schedule
+    cache entry it was made from. (Slotted: one is made at every realization.)"""
+    __slots__ = ("items", "views", "buffers", "stored", "programs", "entry")
+
+    def __init__(self, items: list[ScheduleItem], views: dict[UOp, UOp], buffers: dict[UOp, UOp],
+                 entry: CachedSchedule | None = None):
+        self.items, self.views, self.buffers, self.entry = items, views, buffers, entry
+        self.stored, self.programs = [], None
 
 
 # A schedule cache entry: the kernels of a graph structure with its input buffers as parameters.
@@ -280,7 +284,8 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> Walked:
     those buffers in order of first appearance, the nodes in the order the key lists them, the
     realized nodes met, the computed nodes that live arrays hold (`is_held`; the key marks them),
     and the liftable constants in order of first appearance (the schedule's scalars)."""
-    sink, names = UOp(Ops.SINK, dtypes.void, tuple(roots)), {d.name for d in devices}
+    sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
+    names = {devices[0].name} if len(devices) == 1 else {d.name for d in devices}
     if _native is not None:   # the same walk in C (lazyarr.compiler.native)
         return Walked(*_native.walk(sink, lambda n, view: realized_for(n, view, names)), devices)
     try:
@@ -316,7 +321,7 @@ def is_held(n: UOp) -> bool:
 
 def _finish_key(key: bytes, devices: list[Device]) -> tuple:
     # the settings that change how a graph is scheduled and its kernels' code belong to its key
-    return (key, tuple(d.name for d in devices), settings.config())
+    return (key, tuple([d.name for d in devices]), settings.config())
 
 
 def _atom(x: Any) -> int:
@@ -405,10 +410,6 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
     kernels may run as the entry's prepared launches, where it has them."""
     new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
     pools = (inputs, new)
-
-    def buf(ref: tuple[int, int, bool]) -> Buffer:
-        b = pools[ref[0]][ref[1]]
-        return b.real_view() if ref[2] else b
     launches = entry.launches[1]
     if prepared and launches is not None:
         items = PreparedRun(launches, inputs + new, scalars)
@@ -417,11 +418,14 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
         for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
             it = object.__new__(type(template))
             it.__dict__.update(template.__dict__)
-            it.buffers = [pools[p][j] if not real else buf((p, j, real)) for p, j, real in refs]
+            it.buffers = [pools[p][j].real_view() if real else pools[p][j] for p, j, real in refs]
             if it.slots:
                 it.scalars = tuple([scalars[k] for k in it.slots])
             items.append(it)
-    views = {orig: buffer_view(buf(ref), shape) for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
+    views = {}
+    for (orig, _), ((p, j, real), shape) in zip(outputs, entry.outputs):
+        b = pools[p][j]
+        views[orig] = buffer_view(b.real_view() if real else b, shape)
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points, entry=entry)
 

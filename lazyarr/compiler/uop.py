@@ -454,10 +454,12 @@ def size_var_index(u: UOp) -> int:
 
 def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
     """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
-    if _native is not None:
-        return _native.node_exists(op, dtype, src, arg)
     ref = _interned.get((op, id(dtype), src, _arg_key(arg)))
     return ref is not None and ref() is not None
+
+
+if _native is not None:   # (asked for each buffer of each realization)
+    node_exists = _native.node_exists   # noqa: F811
 
 
 def pretty(u: UOp, limit: int = 60) -> str:
