@@ -11,6 +11,7 @@ weak: they take the array's dtype when their kind fits it.
 """
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass, field
@@ -49,9 +50,9 @@ class DType:
     def __reduce__(self):
         return (as_dtype, (self.name,))
 
-    @property
+    @functools.cached_property
     def np(self) -> np.dtype:
-        """The NumPy dtype with the same layout."""
+        """The NumPy dtype with the same layout (kept in the instance: every allocation asks)."""
         return _NP_BY_ID[id(self)]   # dtypes are interned; hashing one is a Python call
 
     @property

@@ -184,9 +184,9 @@ def test_the_walk_in_c_gives_the_python_walks_results(data):
     cpu = get_device("cpu")
     buffers = [Buffer(cpu, 4, f32) for _ in range(3)]
     sink, views = _random_graph(data, buffers)
-    names = {"cpu"}
+    names = data.draw(st.sampled_from([{"cpu"}, {"another device"}]))   # (the second: realized_for decides)
     want = schedule._walk(sink, names)
-    got = native.walk(sink, lambda n, view: realized_for(n, view, names))
+    got = native.walk(sink, lambda n, view: realized_for(n, view, names), names)
     assert got[0] == want[0] and type(got[0]) is bytes
     for g, w in zip(got[1:3] + got[4:], want[1:3] + want[4:]):   # inputs, order, held, scalars
         assert len(g) == len(w) and all(x is y for x, y in zip(g, w))

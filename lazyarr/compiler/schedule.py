@@ -287,7 +287,7 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> Walked:
     sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
     names = {devices[0].name} if len(devices) == 1 else {d.name for d in devices}
     if _native is not None:   # the same walk in C (lazyarr.compiler.native)
-        return Walked(*_native.walk(sink, lambda n, view: realized_for(n, view, names)), devices)
+        return Walked(*_native.walk(sink, lambda n, view: realized_for(n, view, names), names), devices)
     try:
         return Walked(*_walk(sink, names), devices)
     except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows

@@ -9,7 +9,7 @@
  * before anything else happens to it (its weak references' callbacks run after), and a lookup
  * passes over a node whose freeing is deferred.
  *
- * walk(sink, realized_for): the key (as bytes), input buffers, order, resolved, held and scalar
+ * walk(sink, realized_for, names): the key (as bytes), input buffers, order, resolved, held and scalar
  * nodes of schedule.structure_key, the same as schedule._walk's, with an explicit stack;
  * toposort(root, stop): UOp.toposort; stage_anchors (in stages_native.c, which native.py compiles
  * after this file): lazyarr.compiler.stages.stage_anchors. */
@@ -382,6 +382,7 @@ typedef struct {
     Py_ssize_t n_words, cap_words, n_parts;
     PyObject *inputs, *order, *resolved, *held, *scalars;
     PyObject *realized_for;
+    PyObject *names;      /* the device names of the outputs (a set), or NULL */
 } Walk;
 
 static unsigned long walks;   /* walks so far: each marks the nodes it gave positions */
@@ -500,6 +501,22 @@ static int push(Frame **stack, Py_ssize_t *cap, Py_ssize_t *sp, Node *node) {
     return 0;
 }
 
+/* Whether `view` (a buffer's node under reshapes) is of a buffer on one of the devices `names`
+ * names: realized_for's common case, without calling it. */
+static int on_devices(PyObject *view, PyObject *names) {
+    while (PyObject_TypeCheck(view, &NodeType) && ((Node *)view)->op != op_buffer &&
+           PyTuple_GET_SIZE(((Node *)view)->src) == 1)
+        view = PyTuple_GET_ITEM(((Node *)view)->src, 0);   /* (reshapes: a view has no other op) */
+    if (!PyObject_TypeCheck(view, &NodeType) || ((Node *)view)->op != op_buffer) return 0;
+    PyObject *device = PyObject_GetAttr(((Node *)view)->arg, str_device);
+    PyObject *name = device != NULL ? PyObject_GetAttr(device, str_name) : NULL;
+    int found = name != NULL ? PySet_Contains(names, name) : -1;
+    Py_XDECREF(device);
+    Py_XDECREF(name);
+    if (found < 0) PyErr_Clear();   /* (then Python answers) */
+    return found > 0;
+}
+
 /* Depth first from root, sources before users. With check_views, a node with a buffer (its _view)
  * that `realized_for` accepts counts as that buffer's view, whose nodes are emitted plainly. */
 static int walk_from(Walk *w, Node *root, int check_views) {
@@ -524,9 +541,12 @@ static int walk_from(Walk *w, Node *root, int check_views) {
             }
             PyObject *view = n->view;
             if (check_views && view != NULL && view != Py_None && view != (PyObject *)n) {
-                PyObject *r = PyObject_CallFunctionObjArgs(w->realized_for, (PyObject *)n, view, NULL);
-                int ok = r == NULL ? -1 : PyObject_IsTrue(r);
-                Py_XDECREF(r);
+                int ok = w->names != NULL ? on_devices(view, w->names) : 0;
+                if (ok == 0) {   /* not on the outputs' devices, as far as C sees: as Python says */
+                    PyObject *r = PyObject_CallFunctionObjArgs(w->realized_for, (PyObject *)n, view, NULL);
+                    ok = r == NULL ? -1 : PyObject_IsTrue(r);
+                    Py_XDECREF(r);
+                }
                 if (ok < 0) goto error;
                 if (ok) {
                     if (!PyObject_TypeCheck(view, &NodeType)) {
@@ -574,8 +594,8 @@ error:
 }
 
 static PyObject *walk(PyObject *module, PyObject *args) {
-    PyObject *sink, *realized_for;
-    if (!PyArg_ParseTuple(args, "O!O:walk", &NodeType, &sink, &realized_for)) return NULL;
+    PyObject *sink, *realized_for, *names = NULL;
+    if (!PyArg_ParseTuple(args, "O!O|O!:walk", &NodeType, &sink, &realized_for, &PySet_Type, &names)) return NULL;
     if (op_buffer == NULL || atoms == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
         return NULL;
@@ -585,7 +605,7 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         return NULL;
     }
     Walk w = {++walks, NULL, 0, 0, 0, PyList_New(0), PyList_New(0), PyDict_New(), PyList_New(0), PyList_New(0),
-              realized_for};
+              realized_for, names};
     PyObject *result = NULL;
     walking = 1;
     if (w.inputs && w.order && w.resolved && w.held && w.scalars && walk_from(&w, (Node *)sink, 1) == 0) {
@@ -730,7 +750,8 @@ static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS, ATOMS, "
      "atom types, Ops.RANGE): what keys, walks, shapes and the cycle collector's exemption need from Python."},
-    {"walk", walk, METH_VARARGS, "walk(sink, realized_for) -> (key, inputs, order, resolved, held, scalars)."},
+    {"walk", walk, METH_VARARGS, "walk(sink, realized_for, names=None) -> (key, inputs, order, resolved, held, scalars); a realized "
+     "node whose buffer is on a device of the set `names` is taken without asking realized_for."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {"setup_stages", setup_stages, METH_VARARGS, "setup_stages(...): what stage_anchors needs from Python."},
