@@ -165,8 +165,8 @@ _subtract, _divide = _op(Ops.SUB), _op(Ops.FDIV)
 def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
     """The operator `x (op) other` (or `other (op) x`, reflected) with the commonest operands recorded
     directly: a float array and a Python float or int, an integer array and a Python int (ADD, SUB
-    and MUL), or two arrays of one dtype, shape and device. The result's dtype is the array's (weak
-    scalars take it), the sources need no cast or broadcast, and the op's dtype rule holds; any
+    and MUL), or two arrays of one dtype and device (broadcast). The result's dtype is the array's (weak
+    scalars take it), the sources need no cast, and the op's dtype rule holds; any
     other operands go to `general`, the operator's general form. (A loop records dozens of these
     an iteration: the calls this saves are most of the time it takes to record one.)"""
     ints = op is not Ops.FDIV
@@ -181,7 +181,11 @@ def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
             c = const(other, d, shape)
             n = UOp(op, d, (c, u) if reflected else (u, c))
         elif t is Array.made and (kind == "f" or kind in "iu" and ints) and (v := other._uop).dtype is d and \
-                other.device is x.device and (shape := u.shape) == v.shape:
+                other.device is x.device:
+            shape = u.shape
+            if shape != v.shape:   # a bias, a 0-d array, a row's mean: broadcast as operands() would
+                shape = broadcast_shapes(shape, v.shape)
+                u, v = expand_uop(u, shape), expand_uop(v, shape)
             n = UOp(op, d, (v, u) if reflected else (u, v))
         else:
             return general(x, other)

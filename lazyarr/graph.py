@@ -176,8 +176,24 @@ def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
     return UOp(op, dtype, tuple(full))
 
 
+_broadcast: dict[tuple[Shape, ...], Shape] = {}   # shapes met → the shape they broadcast to
+
+
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """The shape all `shapes` broadcast to. Raises ValueError naming the shapes that do not."""
+    try:
+        out = _broadcast.get(shapes)   # (a loop broadcasts the same shapes every iteration)
+    except TypeError:   # (a shape given as a list)
+        return _broadcast_shapes(shapes)
+    if out is None:
+        out = _broadcast_shapes(shapes)
+        if len(_broadcast) >= 4096:
+            _broadcast.clear()
+        _broadcast[shapes] = out
+    return out
+
+
+def _broadcast_shapes(shapes: tuple[Shape, ...]) -> Shape:
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-ndim, 0):

@@ -38,23 +38,27 @@ _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum
 
 def reduce(x: Array, op: Ops, axis: Any = None, keepdims: bool = False, dtype: DType | None = None) -> Array:
     """The reduction `op` of x over `axis` (all axes when None), computed in `dtype`."""
+    return wrap(_reduce_uop(x, op, axis, keepdims, dtype), x.device)
+
+
+def _reduce_uop(x: Array, op: Ops, axis: Any, keepdims: bool, dtype: DType | None) -> UOp:
     shape = x.shape
     axes = normalize_axes(axis, len(shape))
     u = cast_uop(x.uop, dtype or x.dtype)
-    kept = tuple(1 if i in axes else s for i, s in enumerate(shape))
+    kept = tuple([1 if i in axes else s for i, s in enumerate(shape)])
     if 0 in shape and builtins.any(shape[a] == 0 for a in axes):
         if op in (Ops.MAX, Ops.MIN):
             raise ValueError(f"zero-size array to reduction operation {_NAMES[op]} which has no identity")
         out = const(reduce_identity(op, u.dtype), u.dtype, kept)
-    elif math.prod(kept) == 0:
+    elif 0 in kept:
         out = const(0, u.dtype, kept)
     else:
         out = u
         if axes:
             out = shaped(UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes)), kept)   # (the shape rule's answer)
     if not keepdims:
-        out = reshape_uop(out, tuple(s for i, s in enumerate(shape) if i not in axes))
-    return wrap(out, x.device)
+        out = reshape_uop(out, tuple([s for i, s in enumerate(shape) if i not in axes]))
+    return out
 
 
 def _sum_dtype(d: DType) -> DType:
@@ -103,7 +107,7 @@ def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     standard leaves them unspecified). Empty → NaN."""
     x = as_tensor(x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
-    total = reduce(x, Ops.ADD, axis, keepdims, d).uop
+    total = _reduce_uop(x, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis)
     if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
         parts = (alu(Ops.FDIV, p(total), float(n) if n else math.nan) for p in (real_part, imag_part))
