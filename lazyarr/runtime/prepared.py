@@ -25,9 +25,9 @@ from array import array
 from typing import Any, Callable
 
 from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, scalar_words, threads_now
-from lazyarr.runtime.device import Buffer, RealView
+from lazyarr.runtime.device import Buffer
 from lazyarr.runtime import executor
-from lazyarr.runtime.executor import lendable, optimise_if_hot
+from lazyarr.runtime.executor import dead, lendable, optimise_if_hot
 from lazyarr.runtime.items import ScheduleItem
 from lazyarr.runtime.launch_plan import CallList, Slot, THREADS, _entry, is_c_launch
 
@@ -111,8 +111,9 @@ class PreparedLaunches:
     def run(self, buffers: list[Buffer], scalars: list[Any], readable: Callable[[Buffer], bool]) -> None:
         """Run the kernels on `buffers` (the inputs, then the new ones) with the schedule's scalar
         values; `readable(b)`: whether a graph can still read buffer b (see the module's docs)."""
-        if executor._programs is not self.installed[0] or executor._installed[0] != self.installed[1]:
-            self.programs = [executor.get_program(t) for t in self.templates]   # maybe one was replaced
+        cache, count = executor.installed()
+        if cache is not self.installed[0] or count != self.installed[1]:   # maybe a program of these was replaced
+            self.programs = [executor.get_program(t) for t in self.templates]
             self.installed = executor.installed()
             self.settled = False
         if not self.settled:
@@ -120,30 +121,19 @@ class PreparedLaunches:
             if objects != self.objects:
                 self.objects = objects
                 self._lay_out()
-        # (the executor's checks, `ensure_allocated`, `address`, `lendable` and `dead`, written out:
-        # a loop's every realization runs this pass, often over a few buffers only)
         words = self.words
         words[0] = threads_now()
         for b in self.read:
-            buf = buffers[b]
-            if buf.storage is None:
-                buf.ensure_allocated()
-            words[1 + b] = address(buf)
+            words[1 + b] = address(buffers[b].ensure_allocated())
         for lends, fresh, last in self.steps:
             for o, k in lends:   # an argument that nothing needs after this kernel lends its storage
                 if buffers[o].storage is None and lendable(buffers[k], buffers[o], readable):
                     buffers[o].take_storage(buffers[k])
             for o in fresh:
-                buf = buffers[o]
-                if buf.storage is None:
-                    buf.device.allocate_into(buf)
-                    buf.owns = True
-                words[1 + o] = address(buf)
-            for k in last:   # past its last use: storage it owns that nothing reads goes back
-                buf = buffers[k]
-                if buf.owns and buf.base is None and buf._real is None and buf.storage is not None and \
-                        type(buf) is not RealView and not readable(buf):
-                    buf.release()
+                words[1 + o] = address(buffers[o].ensure_allocated())
+            for k in last:
+                if dead(buffers[k], readable):
+                    buffers[k].release()
         self.values[0:len(words)] = words
         if scalars:   # (floats, the commonest, as float64 bits in one copy: a loop of a hundred scalars)
             if self.float_scalars is None:   # (which they are is the structure's: the key has their dtypes)
