@@ -42,6 +42,9 @@ def _add_edges(ctx: dict[int, tuple[UOp, ...]], r: UOp) -> UOp | None:
     return None if not extra else r.replace(src=r.src + extra)
 
 
+_pm_edges = PatternMatcher([(UPat(Ops.RANGE, name="r"), _add_edges)])
+
+
 def add_control_flow(sink: UOp) -> UOp:
     end_of = {u.src[1]: u for u in sink.toposort() if u.op is Ops.END}
     siblings: dict[frozenset, list[UOp]] = defaultdict(list)
@@ -56,7 +59,7 @@ def add_control_flow(sink: UOp) -> UOp:
                 deps += (end_of[order[i - 1]],)
             if deps:
                 edges[r.arg] = deps
-    return graph_rewrite(sink, PatternMatcher([(UPat(Ops.RANGE, name="r"), _add_edges)]), ctx=edges)
+    return graph_rewrite(sink, _pm_edges, ctx=edges)
 
 
 def relationship(a: UOp, b: UOp, sink: UOp) -> str:

@@ -248,6 +248,9 @@ pm_transcendentals = PatternMatcher([
 ])
 
 
+pm_decompose = symbolic_simple + pm_decompositions + pm_transcendentals   # (made once: every kernel runs it)
+
+
 def decompose(sink: UOp, target: Target) -> UOp:
     """Stage 18 on a kernel graph, for `target`."""
-    return graph_rewrite(sink, symbolic_simple + pm_decompositions + pm_transcendentals, ctx=target)
+    return graph_rewrite(sink, pm_decompose, ctx=target)

@@ -15,6 +15,7 @@ A rule function that takes a parameter named `ctx` receives the rewrite's contex
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 from typing import Any, Callable, Iterable, Sequence
@@ -138,7 +139,7 @@ class PatternMatcher:
         self.rules = list(rules)
         self._by_op: dict[Ops, list[tuple[UPat, Callable, bool, frozenset[Ops] | None]]] = {op: [] for op in Ops}
         for pat, fn in self.rules:
-            takes_ctx = "ctx" in inspect.signature(fn).parameters
+            takes_ctx = _takes_ctx(fn)
             for op in (pat.op if pat.op is not None else Ops):
                 self._by_op[op].append((pat, fn, takes_ctx, _first_source_ops(pat)))
 
@@ -158,6 +159,13 @@ class PatternMatcher:
                 if ret is not None and ret is not u:
                     return ret
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _takes_ctx(fn: Callable) -> bool:
+    """Whether a rule's function takes the rewrite's context (asked once per function: matchers
+    are combined with +, which makes a new one)."""
+    return "ctx" in inspect.signature(fn).parameters
 
 
 def _first_source_ops(pat: UPat) -> frozenset[Ops] | None:
