@@ -94,6 +94,7 @@ def _arg_text(arg: Any) -> str:
 
 
 _graph_hashes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_OP_NUMBER = {op: op.value for op in Ops}   # (an enum's .value is a Python-level property)
 
 
 def graph_hash(ast: Any) -> str:
@@ -104,8 +105,8 @@ def graph_hash(ast: Any) -> str:
         parts = []
         for i, u in enumerate(ast.toposort()):
             index[id(u)] = i
-            parts.append((u.op.value, u.dtype.name, _arg_text(u.arg) if u.arg is not None else "",
-                          tuple(index[id(x)] for x in u.src)))
+            parts.append((_OP_NUMBER[u.op], u.dtype.name, _arg_text(u.arg) if u.arg is not None else "",
+                          tuple([index[id(x)] for x in u.src])))
         h = _graph_hashes[ast] = hashlib.sha256(repr(parts).encode()).hexdigest()
     return h
 
