@@ -288,13 +288,23 @@ static int leads_to_no_user(PyObject *x, int depth) {
             if (!leads_to_no_user(PyTuple_GET_ITEM(x, i), depth + 1)) return 0;
         return 1;
     }
-    if (PyFrozenSet_CheckExact(x)) {
-        Py_ssize_t pos = 0;
-        PyObject *item;
-        Py_hash_t h;
-        while (_PySet_NextEntry(x, &pos, &item, &h))
-            if (!leads_to_no_user(item, depth + 1)) return 0;
-        return 1;
+    if (PyFrozenSet_CheckExact(x)) {   /* (the public iterator: _PySet_NextEntry is private) */
+        PyObject *it = PyObject_GetIter(x), *item;
+        if (it == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        int ok = 1;
+        while (ok && (item = PyIter_Next(it)) != NULL) {
+            ok = leads_to_no_user(item, depth + 1);
+            Py_DECREF(item);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) {   /* (then the collector follows the node: the safe answer) */
+            PyErr_Clear();
+            ok = 0;
+        }
+        return ok;
     }
     return 0;
 }
