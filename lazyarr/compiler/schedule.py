@@ -418,16 +418,21 @@ def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
         for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
             it = object.__new__(type(template))
             it.__dict__.update(template.__dict__)
-            it.buffers = [pools[p][j].real_view() if real else pools[p][j] for p, j, real in refs]
+            it.buffers = [_referenced(pools, ref) for ref in refs]
             if it.slots:
                 it.scalars = tuple([scalars[k] for k in it.slots])
             items.append(it)
-    views = {}
-    for (orig, _), ((p, j, real), shape) in zip(outputs, entry.outputs):
-        b = pools[p][j]
-        views[orig] = buffer_view(b.real_view() if real else b, shape)
+    views = {orig: buffer_view(_referenced(pools, ref), shape)
+             for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points, entry=entry)
+
+
+def _referenced(pools: tuple[list[Buffer], list[Buffer]], ref: tuple[int, int, bool]) -> Buffer:
+    """The buffer a cache entry's reference names (see CachedSchedule): an input or a new one, or
+    its real view."""
+    b = pools[ref[0]][ref[1]]
+    return b.real_view() if ref[2] else b
 
 
 def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: list[tuple[UOp, Device]],
