@@ -42,8 +42,9 @@ def element(t: Any) -> Any:
             return python_value(u.arg, u.dtype)
         if op is Ops.IOTA:
             return python_value(idx[0], u.dtype)
-        if op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER and u.src[0].arg.size == 1:   # (a realized scalar)
-            u, idx = u.src[0], [0]
+        if op is Ops.RESHAPE and math.prod(u.arg) == 1:   # a reshape of one element: index 0 throughout
+            u = u.src[0]
+            idx = [0] * len(u.shape)
             continue
         if op in _MOVEMENT:
             src_idx, valid = source_index(u, idx)

@@ -21,44 +21,46 @@ __all__ = ["matmul", "tensordot", "vecdot", "dot", "vdot", "inner", "outer", "kr
 
 
 def _pair(x1: Any, x2: Any, name: str) -> tuple[Array, Array, dtypes.DType]:
-    a, b = as_tensor(x1), as_tensor(x2)
+    a = x1 if type(x1) is Array.made else as_tensor(x1)   # (the commonest case without a call)
+    b = x2 if type(x2) is Array.made else as_tensor(x2)
     if a.device is not b.device:
         raise ValueError(f"{name}: arrays are on different devices: {a.device.name} and {b.device.name}")
-    d = a.dtype
-    return a, b, d if b.dtype is d else dtypes.promote_types(d, b.dtype)
+    d, e = a._uop.dtype, b._uop.dtype
+    return a, b, d if e is d else dtypes.promote_types(d, e)
 
 
 def matmul(x1: Array, x2: Array, /) -> Array:
     """The matrix product, broadcasting over leading axes; 1-D operands are vectors."""
     a, b, d = _pair(x1, x2, "matmul")
-    sa, sb = a.shape, b.shape   # (read once: a loop records a few products every iteration)
+    sa, sb = a._uop.shape, b._uop.shape   # (read once: a loop records a few products every iteration)
     if not sa or not sb:
         raise ValueError("matmul: both operands must have at least one dimension (use * for scalars)")
-    ua = reshape_uop(a.uop, (1, sa[0])) if len(sa) == 1 else a.uop
-    ub = reshape_uop(b.uop, (sb[0], 1)) if len(sb) == 1 else b.uop
-    ta, tb = ua.shape, ub.shape
+    ta = (1, sa[0]) if len(sa) == 1 else sa   # the operands as matrices (a vector as a row, or a column)
+    tb = (sb[0], 1) if len(sb) == 1 else sb
     (n, k), (k2, m) = ta[-2:], tb[-2:]
     if k != k2:
         raise ValueError(f"matmul: shapes {sa} and {sb} are not aligned: {k} (last axis of x1) != "
                          f"{k2} ({'first' if len(sb) == 1 else 'second-to-last'} axis of x2)")
     batch = () if len(ta) == len(tb) == 2 else broadcast_shapes(ta[:-2], tb[:-2])
     full = batch + (n, k, m)
-    pa = expand_uop(reshape_uop(cast_uop(ua, d), ta[:-2] + (n, k, 1)), full)
-    pb = expand_uop(reshape_uop(cast_uop(ub, d), tb[:-2] + (1, k, m)), full)
+    # each operand reshaped once, straight from its own shape (a vector's row or column shape is
+    # never a node of its own: a loop records a few products every iteration)
+    pa = expand_uop(reshape_uop(cast_uop(a.uop, d), ta[:-2] + (n, k, 1)), full)
+    pb = expand_uop(reshape_uop(cast_uop(b.uop, d), tb[:-2] + (1, k, m)), full)
     prod = UOp(Ops.AND if d.is_bool else Ops.MUL, d, (pa, pb))
     op, shape = Ops.MAX if d.is_bool else Ops.ADD, batch + ((n,) if len(sa) > 1 else ()) + ((m,) if len(sb) > 1 else ())
     if k == 0:   # empty sums: zeros (False for bool, whose OR-reduction reduce has no identity for), as NumPy's
-        out = const(False if d.is_bool else 0, d, batch + (n, m))
+        out = const(False if d.is_bool else 0, d, shape)
     elif 0 in full:   # no sums at all
-        out = reduce(wrap(prod, a.device), op, len(full) - 2, False).uop
+        out = reshape_uop(reduce(wrap(prod, a.device), op, len(full) - 2, False).uop, shape)
     else:   # reduce's nodes, their shapes known here (every step of a training loop records a few)
         if prod._shape is None:
             prod._shape = full
         out = UOp(Ops.REDUCE_AXIS, d, (prod,), (op, (len(full) - 2,)))
         if out._shape is None:
             out._shape = batch + (n, 1, m)
-        out = reshape_uop(out, batch + (n, m))
-    return wrap(reshape_uop(out, shape), a.device)
+        out = reshape_uop(out, shape)
+    return wrap(out, a.device)
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
