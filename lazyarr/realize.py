@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from lazyarr import settings
-from lazyarr.compiler.schedule import Walked, create_schedule, is_cached, structure_key
+from lazyarr.compiler.schedule import Walked, cache_composed, create_schedule, is_cached, structure_key
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -55,7 +55,8 @@ def buffer_readable(b: Buffer) -> bool:
     return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
 
 
-def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, walked: Walked | None = None
+def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, walked: Walked | None = None,
+                     parts: list | None = None
                      ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any], list[UOp], list[UOp]]:
     """The views the outputs will have, the kernels that fill them, their compiled programs, if a
     library routine is among them the nodes `realized` now knows the views of (it holds nodes
@@ -64,7 +65,9 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, wal
     gives the arrays their buffers). A graph too large to schedule at once has its stages
     (`lazyarr.compiler.stages`) computed first, unless `stages` is false. Run the kernels with
     `run` once the caller has let go of the graphs it no longer needs, so that their buffers'
-    storage can be reused. `walked`: the outputs' `structure_key`, where the caller has it."""
+    storage can be reused. `walked`: the outputs' `structure_key`, where the caller has it.
+    `parts`: a list the schedule and its walk are appended to (its items then stay a list, for
+    `schedule.cache_composed`)."""
     roots = [u for u, _ in outputs]
     walked = walked or structure_key(roots, [d for _, d in outputs])
     stored: list[UOp] = []
@@ -73,7 +76,9 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, wal
             not is_cached(walked.key):
         stored += _realize_stages(roots, outputs[0][1])
         walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
-    sched = create_schedule(outputs, walked, prepared=executor.plain_launches())
+    sched = create_schedule(outputs, walked, prepared=parts is None and executor.plain_launches())
+    if parts is not None:
+        parts.append((sched, walked))
     if type(sched.items) is PreparedRun:   # a schedule that keeps coming back: compiled, prepared
         programs = None
     else:   # compiled first: a kernel that fails to compile leaves nothing marked computed
@@ -92,24 +97,20 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, wal
     return sched.views, sched.items, programs, marked if fallible else [], stored + sched.stored
 
 
-# A segment's schedule is built once its structure came back this often: building one schedules
-# all its anchors' kernels at once (~0.1 s for sixteen small ones), and each use then saves a
-# millisecond or so over a schedule per anchor (each of them quick to build, and cached).
-SEGMENT_AFTER = 64
-_segment_uses: dict[int, int] = {}   # hash of a segment's structure key -> times met (cleared when large)
-
-
 def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
     """Realize the stages' anchors of the graph under `roots` (`lazyarr.compiler.stages`) in
     segments (`stages.segment_ends`: cut where a loop body repeats) of anchors of one device. A
-    segment whose structure came back SEGMENT_AFTER times is one schedule (the schedule cache serves
-    it, its kernels run in one call into C); any other is realized an anchor at a time. Returns the
-    held values the schedules stored."""
+    segment whose structure the schedule cache knows is one schedule (its kernels run in one call
+    into C); any other is realized an anchor at a time (each anchor's schedule quick to build, and
+    cached), and those schedules together are cached as the segment's (`schedule.cache_composed`):
+    the next segment of the same structure, in this loop or the next, is one schedule without
+    being scheduled as a whole (~50 ms for thirty small anchors). Returns the held values the
+    schedules stored."""
     found = [anchor for anchor in stage_anchors(roots, device) if anchor[0] not in realized]
     stored: list[UOp] = []
 
-    def realize_now(outputs: list[tuple[UOp, Device]], walked: Walked | None = None) -> None:
-        _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked)
+    def realize_now(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, parts: list | None = None) -> None:
+        _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked, parts=parts)
         run(items, programs, marked)
         stored.extend(kept)
     start = 0
@@ -120,17 +121,16 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
                 stop += 1
             segment = [(a, d) for a, d, _ in found[start:stop]]
             walked = structure_key([a for a, _ in segment], [d for _, d in segment])
-            key = walked.key
-            h = hash(key)   # (a key may be tens of kilobytes: counts by hash, a collision only counts early)
-            uses = _segment_uses[h] = _segment_uses.get(h, 0) + 1
-            if len(_segment_uses) > 4096:
-                _segment_uses.clear()
-            if uses >= SEGMENT_AFTER or is_cached(key):
+            if is_cached(walked.key):
                 realize_now(segment, walked)
             else:
+                parts: list = []
+                held = len(stored)
                 for anchor in segment:
                     if anchor[0] not in realized:
-                        realize_now([anchor])
+                        realize_now([anchor], parts=parts)
+                if len(stored) == held:   # (a part that stored a held value is no pattern for later segments)
+                    cache_composed(walked, segment, {a: realized[a] for a, _ in segment}, parts)
             start = stop
     return stored
 

@@ -51,12 +51,3 @@ def network(monkeypatch):
     import lazyarr as xp
     monkeypatch.setattr(xp.asarray(1).device, "long_loops", False)
 
-
-@pytest.fixture(autouse=True)
-def fresh_segment_counts(monkeypatch):
-    """How often a loop's segment structures came back is process state that changes which kernels
-    a loop is cut into (`lazyarr.realize.SEGMENT_AFTER`): each test starts from none, so that kernel
-    and schedule counts do not depend on which tests ran before in the same worker."""
-    import sys
-    import lazyarr  # noqa: F401  (the realize module is imported with the package)
-    monkeypatch.setattr(sys.modules["lazyarr.realize"], "_segment_uses", {})

@@ -505,6 +505,28 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
     return sched
 
 
+def cache_composed(walked: Walked, outputs: list[tuple[UOp, Device]], views: dict[UOp, UOp],
+                   parts: list[tuple[Schedule, Walked]]) -> None:
+    """Cache the schedules that realized `outputs` one after another (`parts`: each schedule, its
+    items on their buffers, with the walk it was looked up by) as the schedule of the graph of all
+    of them (`walked`, its walk before any of them ran; `views`: each output's view now): a loop's
+    stage segment (`lazyarr.realize`) then runs as one schedule the next time its structure comes,
+    without being scheduled again. Each kernel's scalar arguments are renumbered from its part's
+    scalars to the whole graph's (the same nodes)."""
+    number = {c: k for k, c in enumerate(walked.scalars)}
+    items: list[Any] = []
+    buffers: dict[UOp, UOp] = {}
+    for sched, part in parts:
+        for it in sched.items:
+            if it.slots:
+                it = replace(it, slots=tuple(number[part.scalars[k]] for k in it.slots))
+            items.append(it)
+        buffers.update(sched.buffers)
+        buffers.update(sched.views)
+    composed = Schedule(items, views, buffers)
+    _schedule_cache[walked.key] = _record(composed, walked.inputs, walked.order, outputs, [])
+
+
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
     """prepare, then the rounds of fusion and rangeify (`_Rounds`), then each output's view."""
     dtypes_out = [r.dtype for r in roots]

@@ -26,7 +26,8 @@ realized on other devices, which may be constants computed again here; a leaf te
 in doubt, nor a value realized on the outputs' device) is not an anchor.
 
 The anchors are realized in segments cut where the loop body repeats (`segment_ends`), each one
-schedule once its structure keeps coming back (`lazyarr.realize._realize_stages`).
+schedule once its structure is known: the first time, the anchors' own schedules together
+(`lazyarr.realize._realize_stages`).
 """
 from __future__ import annotations
 
@@ -140,11 +141,15 @@ SEGMENT_ANCHORS = 16   # about how many anchors one schedule realizes (see segme
 
 def segment_ends(fingerprints: list[int]) -> list[int]:
     """Where to cut a list of anchors (their fingerprints, in order) into segments, each realized
-    as one schedule: after every k-th anchor of the commonest fingerprint (a loop body's anchors
-    repeat; k such that a segment holds about SEGMENT_ANCHORS anchors), so that the segments inside
-    a loop have one structure and the schedule cache serves them all (segments of a fixed count
-    would cut the body elsewhere each time, and an occasional extra anchor would shift all that
-    follow). Returns the segments' end positions, the last being len(fingerprints)."""
+    as one schedule, so that the segments inside a loop have one structure and the schedule cache
+    serves them all: after every k-th anchor of the commonest fingerprint, the boundary (a loop
+    body's anchors repeat; segments of a fixed count would cut the body elsewhere each time, and an
+    occasional extra anchor would shift all that follow). The pieces between boundaries may repeat
+    only every few pieces (an anchor that MAX_LEVELS forces every 25th iteration): k is a multiple
+    of that period (`_period`), the one nearest SEGMENT_ANCHORS anchors a segment. A segment twice
+    that long (a run without boundaries, such as a trajectory's writes after all the states they
+    read) is cut again by its own commonest fingerprint. Returns the segments' end positions, the
+    last being len(fingerprints)."""
     n = len(fingerprints)
     counts: dict[int, int] = {}
     for f in fingerprints:
@@ -152,7 +157,15 @@ def segment_ends(fingerprints: list[int]) -> list[int]:
     boundary = max(counts, key=counts.get, default=0)
     if n <= SEGMENT_ANCHORS or counts[boundary] * SEGMENT_ANCHORS < n:   # (no body repeats often enough)
         return list(range(SEGMENT_ANCHORS, n, SEGMENT_ANCHORS)) + [n]
-    every = max(1, round(SEGMENT_ANCHORS * counts[boundary] / n))   # occurrences of the boundary a segment
+    pieces, piece, numbers = [], [], {}   # the pieces that end at a boundary, numbered by content
+    for f in fingerprints:
+        piece.append(f)
+        if f == boundary:
+            pieces.append(numbers.setdefault(tuple(piece), len(numbers)))
+            piece = []
+    period = _period(pieces)
+    anchors_a_period = n * period / counts[boundary]
+    every = period * max(1, round(SEGMENT_ANCHORS / anchors_a_period))   # boundaries a segment
     ends, seen = [], 0
     for i, f in enumerate(fingerprints):
         if f == boundary:
@@ -161,7 +174,25 @@ def segment_ends(fingerprints: list[int]) -> list[int]:
                 ends.append(i + 1)
     if not ends or ends[-1] != n:
         ends.append(n)
-    return ends
+    cut, start = [], 0
+    for end in ends:
+        if 2 * SEGMENT_ANCHORS < end - start < n:   # (equal segments are cut alike)
+            cut += [start + e for e in segment_ends(fingerprints[start:end])]
+        else:
+            cut.append(end)
+        start = end
+    return cut
+
+
+def _period(pieces: list[int]) -> int:
+    """The smallest p such that the sequence repeats every p items, but for a few (a loop's first
+    iterations and its last differ), up to a third of its length; 1 if there is none."""
+    n = len(pieces)
+    for p in range(1, n // 3 + 1):
+        misses = sum(1 for i in range(n - p) if pieces[i] != pieces[i + p])
+        if misses <= max(2, (n - p) // 10):
+            return p
+    return 1
 
 
 _OWN_SIZE = (Ops.REDUCE_AXIS, Ops.CALL_RESULT, Ops.PAD)
