@@ -35,32 +35,31 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     sa, sb = a._uop.shape, b._uop.shape   # (read once: a loop records a few products every iteration)
     if not sa or not sb:
         raise ValueError("matmul: both operands must have at least one dimension (use * for scalars)")
-    ta = (1, sa[0]) if len(sa) == 1 else sa   # the operands as matrices (a vector as a row, or a column)
-    tb = (sb[0], 1) if len(sb) == 1 else sb
+    ua = reshape_uop(a._uop, (1, sa[0])) if len(sa) == 1 else a._uop   # (a vector as a row, or a column)
+    ub = reshape_uop(b._uop, (sb[0], 1)) if len(sb) == 1 else b._uop
+    ta, tb = ua.shape, ub.shape
     (n, k), (k2, m) = ta[-2:], tb[-2:]
     if k != k2:
         raise ValueError(f"matmul: shapes {sa} and {sb} are not aligned: {k} (last axis of x1) != "
                          f"{k2} ({'first' if len(sb) == 1 else 'second-to-last'} axis of x2)")
     batch = () if len(ta) == len(tb) == 2 else broadcast_shapes(ta[:-2], tb[:-2])
     full = batch + (n, k, m)
-    # each operand reshaped once, straight from its own shape (a vector's row or column shape is
-    # never a node of its own: a loop records a few products every iteration)
-    pa = expand_uop(reshape_uop(cast_uop(a.uop, d), ta[:-2] + (n, k, 1)), full)
-    pb = expand_uop(reshape_uop(cast_uop(b.uop, d), tb[:-2] + (1, k, m)), full)
+    pa = expand_uop(reshape_uop(cast_uop(ua, d), ta[:-2] + (n, k, 1)), full)
+    pb = expand_uop(reshape_uop(cast_uop(ub, d), tb[:-2] + (1, k, m)), full)
     prod = UOp(Ops.AND if d.is_bool else Ops.MUL, d, (pa, pb))
     op, shape = Ops.MAX if d.is_bool else Ops.ADD, batch + ((n,) if len(sa) > 1 else ()) + ((m,) if len(sb) > 1 else ())
     if k == 0:   # empty sums: zeros (False for bool, whose OR-reduction reduce has no identity for), as NumPy's
-        out = const(False if d.is_bool else 0, d, shape)
+        out = const(False if d.is_bool else 0, d, batch + (n, m))
     elif 0 in full:   # no sums at all
-        out = reshape_uop(reduce(wrap(prod, a.device), op, len(full) - 2, False).uop, shape)
+        out = reduce(wrap(prod, a.device), op, len(full) - 2, False).uop
     else:   # reduce's nodes, their shapes known here (every step of a training loop records a few)
         if prod._shape is None:
             prod._shape = full
         out = UOp(Ops.REDUCE_AXIS, d, (prod,), (op, (len(full) - 2,)))
         if out._shape is None:
             out._shape = batch + (n, 1, m)
-        out = reshape_uop(out, shape)
-    return wrap(out, a.device)
+        out = reshape_uop(out, batch + (n, m))
+    return wrap(reshape_uop(out, shape), a.device)
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
