@@ -27,8 +27,8 @@ def test_a_loop_of_200_iterations_gives_numpys_answer(name):
 @pytest.mark.parametrize("name", WORKLOADS)
 def test_a_loop_realized_in_segments_gives_numpys_answer_with_few_schedules(monkeypatch, name):
     # a segment of anchors is realized an anchor at a time the first time its structure comes, and
-    # those schedules are cached as the segment's: the same answers, the first run in fewer
-    # realizations than anchors (the loop body's segments after the first are one each), a second
+    # those schedules are cached as the segment's: the same answers, a first run of many anchors in
+    # fewer realizations than half of them (the body's segments after the first are one each), a second
     # run in about one realization per segment, and neither schedules anything anew
     realize_module = sys.modules["lazyarr.realize"]
     monkeypatch.setattr(schedule, "_schedule_cache", {})
@@ -45,8 +45,8 @@ def test_a_loop_realized_in_segments_gives_numpys_answer_with_few_schedules(monk
             anchors = len(stage_anchors([out.uop], out.device))
             calls[0] = 0
             assert_close(out, fn(np, data, n), rtol=1e-9, atol=1e-12)
-            if run == 0 and n == 200:   # (an anchor at a time throughout: one more than the anchors)
-                assert calls[0] < anchors, (calls[0], anchors)
+            if run == 0 and n == 200:   # (an anchor at a time throughout would be one more than the anchors)
+                assert anchors < 100 or calls[0] <= anchors // 2, (calls[0], anchors)
             else:
                 assert calls[0] <= anchors // 4 + 4, (calls[0], anchors)
     built = [0]
