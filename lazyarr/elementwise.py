@@ -25,11 +25,11 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.schedule import is_buffer_view, view_buffer
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.dtypes import DType
-from lazyarr.arrays import Array, make_view, wrap
+from lazyarr.arrays import Array, grad_mode, make_view, wrap
 from lazyarr.creation import as_tensor, is_scalar
-from lazyarr.graph import alu, broadcast_shapes, cast_uop, const, expand_uop, imag_part, make_complex, real_part
+from lazyarr.graph import _consts, alu, broadcast_shapes, cast_uop, const, expand_uop, imag_part, make_complex, real_part
 from lazyarr.realize import realized
 from lazyarr.runtime.device import Device
 
@@ -192,7 +192,20 @@ def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
         if n._shape is None:
             n._shape = shape
         return Array._from_uop(n, x.device)
-    return operator
+    record = _record
+    if record is None:
+        return operator
+
+    def recorded(x: Array, other: Any) -> Any:   # the first case (no broadcasting) in C, the rest above
+        out = record(x, other, op, reflected, ints)
+        return operator(x, other) if out is NotImplemented else out
+    return recorded
+
+
+# `x (op) c` and `x (op) y` of one shape, recorded in C (`compiler/record_native.c`)
+_record = getattr(_native, "record_binary", None)
+if _record is not None:
+    _native.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp)
 
 
 def add(x1: Any, x2: Any, /) -> Array:

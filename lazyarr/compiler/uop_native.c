@@ -706,6 +706,9 @@ static PyObject *toposort(PyObject *module, PyObject *args) {
 /* The stages' anchors (stages_native.c, compiled after this file). */
 static PyObject *stage_anchors(PyObject *module, PyObject *args);
 static PyObject *setup_stages(PyObject *module, PyObject *args);
+/* Recording elementwise operations (record_native.c, compiled after stages_native.c). */
+static PyObject *setup_record(PyObject *module, PyObject *args);
+static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
@@ -766,6 +769,9 @@ static PyMethodDef methods[] = {
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {"setup_stages", setup_stages, METH_VARARGS, "setup_stages(...): what stage_anchors needs from Python."},
     {"stage_anchors", stage_anchors, METH_VARARGS, "stage_anchors(sink, device) -> [(anchor, device, fingerprint)]."},
+    {"setup_record", setup_record, METH_VARARGS, "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp)."},
+    {"record_binary", (PyCFunction)(void (*)(void))record_binary, METH_FASTCALL,
+     "record_binary(x, other, op, reflected, ints) -> the array of x (op) other, or NotImplemented."},
     {NULL},
 };
 

@@ -1,0 +1,123 @@
+"""The commonest elementwise operation recorded in C (`compiler/record_native.c`): the same nodes,
+arrays and errors as the Python path (`elementwise.fast_operator`), whatever the operands."""
+import math
+import operator
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import lazyarr as xp
+from lazyarr import elementwise as ew, no_grad
+from lazyarr.compiler.uop import Ops, _native
+
+needs_native = pytest.mark.skipif(_native is None, reason="LAZYARR_NATIVE=0: the Python path is in use")
+
+OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
+DTYPES = [xp.float32, xp.float64, xp.int32, xp.int8, xp.uint8, xp.int64, xp.bool, xp.complex64, xp.float16]
+SCALARS = [2.5, -1.0, 0.0, -0.0, 3, 0, -7, 255, 300, 2**40, float("nan"), float("inf"), True, 1 + 2j]
+
+
+def _made(how: str, dtype, shape):
+    """An array of `dtype` and `shape` made one of the ways users make arrays."""
+    a = (np.arange(math.prod(shape)) % 5 + 1).reshape(shape)
+    if how == "asarray":
+        return xp.asarray(a.astype(xp.asarray(0, dtype=dtype).__array__().dtype))
+    if how == "computed":
+        return xp.astype(xp.asarray(a) * 1 + 0, dtype)
+    if how == "view":
+        return xp.astype(xp.asarray(np.concatenate([a, a], axis=-1)), dtype)[..., : shape[-1]] if shape else \
+            xp.astype(xp.asarray(a), dtype)
+    return xp.full(shape, 2, dtype=dtype)
+
+
+def _python_path(name: str, reflected: bool):
+    general = {("+", False): ew.add, ("-", False): ew.subtract, ("*", False): ew.multiply, ("/", False): ew.divide}
+    op = {"+": Ops.ADD, "-": Ops.SUB, "*": Ops.MUL, "/": Ops.FDIV}[name]
+    fn = general[(name, False)]
+    return ew.fast_operator(op, (lambda x, y: fn(y, x)) if reflected else fn, reflected=reflected)
+
+
+def _outcome(f, x, y):
+    try:
+        out = f(x, y)
+    except Exception as e:   # the same error, of the same type
+        return type(e), str(e)
+    return out
+
+
+@needs_native
+@given(name=st.sampled_from(sorted(OPERATORS)), dtype=st.sampled_from(DTYPES), reflected=st.booleans(),
+       how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
+       other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "other dtype"])))
+def test_the_c_path_records_what_the_python_path_records(name, dtype, reflected, how, shape, other):
+    x = _made(how, dtype, shape)
+    if other == "same":
+        y = _made("computed", dtype, shape)
+    elif other == "row":   # broadcast: the Python path's case
+        y = _made("asarray", dtype, shape[-1:] if shape else (1,))
+    elif other == "other dtype":
+        y = _made("asarray", xp.float64 if dtype != xp.float64 else xp.float32, shape)
+    else:
+        y = other
+    native = _python_path(name, reflected)   # (fast_operator gives the C path while _record is set)
+    got = _outcome(native, x, y)
+    saved, ew._record = ew._record, None
+    try:
+        python = _python_path(name, reflected)
+    finally:
+        ew._record = saved
+    want = _outcome(python, x, y)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    assert type(got) is type(want) and got.uop is want.uop and got.device is want.device
+    assert got.uop._holder() is not None and got.uop._holder().uop is got.uop
+    assert not got._leaf_grad and got.grad is None and got._viewof is None
+    assert got.uop.shape == want.uop.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@needs_native
+def test_recorded_operations_keep_gradients_and_no_grad():
+    w = xp.asarray(np.array([1.0, 2.0, 3.0])).requires_grad_()
+    loss = xp.sum((w * 2.0 - 1.0) * (w + w) / 4.0)
+    loss.backward()
+    np.testing.assert_allclose(np.asarray(w.grad), np.asarray([1.0, 2.0, 3.0]) * 2.0 - 0.5)
+    with no_grad():
+        y = w * 3.0
+    assert y.uop.op is Ops.DETACH and not y.requires_grad
+
+
+@needs_native
+def test_an_integer_too_large_for_the_dtype_is_refused_as_by_numpy():
+    x = xp.asarray(np.array([1, 2], dtype=np.int8))
+    with pytest.raises(OverflowError):
+        x + 300
+    assert (x * 3).dtype == xp.int8 and list(np.asarray(x * 3)) == [3, 6]
+
+
+@needs_native
+def test_the_array_holding_a_node_is_the_one_recorded_last():
+    # a realization stores what a live array holds: the holder is the latest array of the node
+    x = xp.asarray(np.arange(4.0))
+    a = x * 2.0
+    b = x * 2.0
+    assert a.uop is b.uop and a.uop._holder() is a
+    del a
+    c = x * 2.0
+    assert c.uop._holder() is c
+
+
+@needs_native
+def test_the_commonest_operands_take_the_c_path_and_the_rest_the_python_one():
+    x, y = xp.asarray(np.arange(6.0).reshape(2, 3)), xp.asarray(np.ones((2, 3)))
+    for other in (2.5, 3, y):
+        out = ew._record(x, other, Ops.MUL, False, True)
+        assert out is not NotImplemented and out.uop.op is Ops.MUL and out.uop.src[0] is x.uop
+    for other in (True, 1j, y[0], xp.astype(y, xp.float32), "a", None, np.float64(2.0)):
+        assert ew._record(x, other, Ops.MUL, False, True) is NotImplemented
+    i = xp.asarray(np.arange(3))
+    assert ew._record(i, 2.5, Ops.ADD, False, True) is NotImplemented   # an int array and a float: promotion
+    assert ew._record(i, 2, Ops.FDIV, False, False) is NotImplemented   # int / int: float64
+    assert ew._record(i, 2, Ops.ADD, True, True).uop.src[1] is i.uop     # reflected: the constant first
