@@ -15,7 +15,7 @@ needs_native = pytest.mark.skipif(_native is None, reason="LAZYARR_NATIVE=0: the
 
 OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 DTYPES = [xp.float32, xp.float64, xp.int32, xp.int8, xp.uint8, xp.int64, xp.bool, xp.complex64, xp.float16]
-SCALARS = [2.5, -1.0, 0.0, -0.0, 3, 0, -7, 255, 300, 2**40, float("nan"), float("inf"), True, 1 + 2j]
+SCALARS = [2.5, -1.0, 0.0, -0.0, 3, 3.0, 0, -7, 255, 300, 2**40, -2**63, 2**70, float("nan"), float("inf"), True, 1 + 2j]
 
 
 def _made(how: str, dtype, shape):

@@ -66,25 +66,56 @@ static PyObject *setup_record(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* graph.const(value, dtype, shape): from its memo where the value has an entry there (the key
- * graph.const makes; zeros and NaN take the call), else the call. A new reference. */
+/* The constants met last, by (value's type and bits, dtype, shape object): a loop's scalars come
+ * back every step, and building graph.const's key and hashing it costs most of a lookup there.
+ * Each entry holds its node. */
+#define RECENT 64
+static struct {
+    int is_float;
+    long long bits;
+    PyObject *dtype, *shape, *node;
+} recent[RECENT];
+
+/* graph.const(value, dtype, shape): from `recent`, or from graph.const's memo where the value has
+ * an entry there (the key graph.const makes; zeros and NaN take the call), else the call. A new
+ * reference. */
 static PyObject *constant(PyObject *value, PyObject *dtype, PyObject *shape) {
-    int is_float = PyFloat_CheckExact(value);
+    int is_float = PyFloat_CheckExact(value), overflow = 0;
     double v = is_float ? PyFloat_AS_DOUBLE(value) : 1.0;
+    long long bits = 0;
+    if (is_float) memcpy(&bits, &v, sizeof bits);
+    else bits = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (bits == -1 && !is_float && PyErr_Occurred()) return NULL;
+    size_t slot = ((unsigned long long)bits * 0x9E3779B97F4A7C15ULL ^ (size_t)dtype ^ (size_t)shape >> 4) % RECENT;
+    int cacheable = !overflow && v != 0.0 && v == v;
+    if (cacheable && recent[slot].node != NULL && recent[slot].bits == bits && recent[slot].is_float == is_float &&
+        recent[slot].dtype == dtype && recent[slot].shape == shape) {
+        Py_INCREF(recent[slot].node);
+        return recent[slot].node;
+    }
+    PyObject *c = NULL;
     if (v != 0.0 && v == v) {
         PyObject *id = PyLong_FromVoidPtr(dtype);
         PyObject *key = id ? PyTuple_Pack(4, (PyObject *)Py_TYPE(value), value, id, shape) : NULL;
         Py_XDECREF(id);
         if (key == NULL) return NULL;
-        PyObject *found = PyDict_GetItemWithError(rec.consts, key);
+        c = PyDict_GetItemWithError(rec.consts, key);
         Py_DECREF(key);
-        if (found != NULL) {
-            Py_INCREF(found);
-            return found;
-        }
-        if (PyErr_Occurred()) return NULL;
+        Py_XINCREF(c);
+        if (c == NULL && PyErr_Occurred()) return NULL;
     }
-    return PyObject_CallFunctionObjArgs(rec.const_fn, value, dtype, shape, NULL);
+    if (c == NULL) c = PyObject_CallFunctionObjArgs(rec.const_fn, value, dtype, shape, NULL);
+    if (c != NULL && cacheable) {   /* (the shape object is held: its address stays its own) */
+        Py_INCREF(c);
+        Py_INCREF(dtype);
+        Py_INCREF(shape);
+        Py_XSETREF(recent[slot].node, c);
+        Py_XSETREF(recent[slot].dtype, dtype);
+        Py_XSETREF(recent[slot].shape, shape);
+        recent[slot].bits = bits;
+        recent[slot].is_float = is_float;
+    }
+    return c;
 }
 
 /* The array of node n on `device`, as Array._from_uop makes it. Steals n. */
