@@ -205,7 +205,8 @@ def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
 # `x (op) c` and `x (op) y` of one shape, recorded in C (`compiler/record_native.c`)
 _record = getattr(_native, "record_binary", None)
 if _record is not None:
-    _native.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp)
+    _native.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp,
+                         (Ops.RESHAPE, Ops.EXPAND, Ops.MUL, Ops.REDUCE_AXIS, Ops.ADD))
 
 
 def add(x1: Any, x2: Any, /) -> Array:

@@ -9,13 +9,15 @@ import operator
 from typing import Any, Sequence
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.elementwise import conj, multiply
 from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
 from lazyarr.statistics import reduce
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axis, reshape_uop
+
+_record = getattr(_native, "record_matmul", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
 
 __all__ = ["matmul", "tensordot", "vecdot", "dot", "vdot", "inner", "outer", "kron"]
 
@@ -31,6 +33,10 @@ def _pair(x1: Any, x2: Any, name: str) -> tuple[Array, Array, dtypes.DType]:
 
 def matmul(x1: Array, x2: Array, /) -> Array:
     """The matrix product, broadcasting over leading axes; 1-D operands are vectors."""
+    if _record is not None:   # vectors and matrices of one real dtype: these nodes, built in C
+        out = _record(x1, x2)
+        if out is not NotImplemented:
+            return out
     a, b, d = _pair(x1, x2, "matmul")
     sa, sb = a._uop.shape, b._uop.shape   # (read once: a loop records a few products every iteration)
     if not sa or not sb:

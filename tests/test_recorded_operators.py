@@ -121,3 +121,45 @@ def test_the_commonest_operands_take_the_c_path_and_the_rest_the_python_one():
     assert ew._record(i, 2.5, Ops.ADD, False, True) is NotImplemented   # an int array and a float: promotion
     assert ew._record(i, 2, Ops.FDIV, False, False) is NotImplemented   # int / int: float64
     assert ew._record(i, 2, Ops.ADD, True, True).uop.src[1] is i.uop     # reflected: the constant first
+
+
+def _python_matmul(x1, x2):
+    from lazyarr import linear_algebra
+    saved, linear_algebra._record = linear_algebra._record, None
+    try:
+        return _outcome(linear_algebra.matmul, x1, x2)
+    finally:
+        linear_algebra._record = saved
+
+
+@needs_native
+@given(dtype=st.sampled_from(DTYPES), other_dtype=st.sampled_from([None, xp.float64, xp.int32]),
+       how=st.sampled_from(["asarray", "computed", "view", "full"]),
+       shapes=st.sampled_from([((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)), ((1, 3), (3, 1)),
+                               ((2, 3), (2, 3)), ((0, 3), (3, 2)), ((2, 0), (0, 2)), ((2, 2, 3), (3, 2)),
+                               ((3,), (2, 3, 1)), ((), (3,)), ((4, 1), (1, 5))]))
+def test_matmul_in_c_records_what_the_python_path_records(dtype, other_dtype, how, shapes):
+    from lazyarr import linear_algebra
+    x = _made(how, dtype, shapes[0])
+    y = _made("computed", other_dtype or dtype, shapes[1])
+    got = _outcome(lambda a, b: a @ b, x, y)
+    want = _python_matmul(x, y)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    assert type(got) is type(want) and got.uop is want.uop and got.device is want.device and got.dtype == want.dtype
+    assert got.uop._holder() is got
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    real = dtype.kind in "fiu" and other_dtype in (None, dtype) and len(shapes[0]) in (1, 2) and \
+        len(shapes[1]) in (1, 2) and 0 not in shapes[0] + shapes[1] and shapes[0][-1] == shapes[1][0]
+    assert (linear_algebra._record(x, y) is not NotImplemented) == real
+
+
+@needs_native
+def test_matmul_in_c_keeps_gradients():
+    w = xp.asarray(np.arange(6.0).reshape(3, 2) / 10).requires_grad_()
+    x = xp.asarray(np.arange(12.0).reshape(4, 3))
+    loss = xp.sum((x @ w) ** 2)
+    loss.backward()
+    xn, wn = np.arange(12.0).reshape(4, 3), np.arange(6.0).reshape(3, 2) / 10
+    np.testing.assert_allclose(np.asarray(w.grad), 2 * xn.T @ (xn @ wn), rtol=1e-12)

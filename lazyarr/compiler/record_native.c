@@ -8,7 +8,11 @@
  * from graph.const's memo, or graph.const itself; the node's shape set) and the array as
  * Array._from_uop makes it (of class Array.made, holding the node, recorded as its holder), or
  * returns NotImplemented for anything else (other operands, other dtypes, broadcasting, no_grad()),
- * which the caller takes to the Python path. Compiled after uop_native.c, as one file with it. */
+ * which the caller takes to the Python path.
+ *
+ * record_matmul(x1, x2): linear_algebra.matmul's nodes for two arrays of one real (not bool) dtype
+ * and device, each a vector or a matrix, of no empty axis; NotImplemented for anything else.
+ * Compiled after uop_native.c, as one file with it. */
 
 static struct {
     PyObject *array;           /* arrays.Array: its `made` is the class of the arrays made */
@@ -18,6 +22,7 @@ static struct {
     PyObject *const_fn;        /* graph.const */
     PyObject *check_fits;      /* dtypes.check_scalar_fits */
     PyTypeObject *uop_type;    /* uop.UOp */
+    PyObject *reshape, *expand, *mul, *reduce, *add;   /* Ops.RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD */
     PyObject *str_made, *str_disabled, *str_kind;
 } rec;
 
@@ -34,12 +39,15 @@ static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *off) {
     return 0;
 }
 
-/* setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp) */
+/* setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD)) */
 static PyObject *setup_record(PyObject *module, PyObject *args) {
     PyObject *array, *grad_mode, *consts, *const_fn, *check_fits, *uop_type;
-    if (!PyArg_ParseTuple(args, "O!OO!OOO!:setup_record", &PyType_Type, &array, &grad_mode, &PyDict_Type, &consts,
-                          &const_fn, &check_fits, &PyType_Type, &uop_type))
+    if (!PyArg_ParseTuple(args, "O!OO!OOO!(OOOOO):setup_record", &PyType_Type, &array, &grad_mode, &PyDict_Type,
+                          &consts, &const_fn, &check_fits, &PyType_Type, &uop_type, &rec.reshape, &rec.expand,
+                          &rec.mul, &rec.reduce, &rec.add))
         return NULL;
+    PyObject *ops[] = {rec.reshape, rec.expand, rec.mul, rec.reduce, rec.add};
+    for (int i = 0; i < 5; i++) Py_INCREF(ops[i]);   /* (enum members: never freed, the references kept) */
     if (!PyType_IsSubtype((PyTypeObject *)uop_type, &NodeType)) {
         PyErr_SetString(PyExc_TypeError, "setup_record: UOp must be a Node type");
         return NULL;
@@ -260,4 +268,138 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
     }
     Py_DECREF(shape);
     return make_array(n, device);
+}
+
+/* The node (op, dtype, src, arg) with its shape `shape` set where it has none; steals src. */
+static PyObject *shaped_node(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg, PyObject *shape) {
+    if (src == NULL) return NULL;
+    PyObject *node_args = PyTuple_Pack(4, op, dtype, src, arg);
+    Py_DECREF(src);
+    PyObject *n = node_args ? node_new(rec.uop_type, node_args, NULL) : NULL;
+    Py_XDECREF(node_args);
+    if (n == NULL) return NULL;
+    Node *node = (Node *)n;
+    if ((node->shape == NULL || node->shape == Py_None) &&
+        node_set_cache(node, shape, (void *)offsetof(Node, shape)) < 0) {
+        Py_DECREF(n);
+        return NULL;
+    }
+    return n;
+}
+
+/* graph.reshape_uop(u, shape) (u itself where its shape is `shape`), or expand_uop where `expand`
+ * (shape of u's length, its axes of length 1 stretched). A new reference. */
+static PyObject *moved(PyObject *u, PyObject *shape, int expand) {
+    PyObject *now = node_get_shape((Node *)u, NULL);
+    if (now == NULL) return NULL;
+    int same = PyObject_RichCompareBool(now, shape, Py_EQ);
+    Py_DECREF(now);
+    if (same < 0) return NULL;
+    if (same) {
+        Py_INCREF(u);
+        return u;
+    }
+    return shaped_node(expand ? rec.expand : rec.reshape, ((Node *)u)->dtype, PyTuple_Pack(1, u), shape, shape);
+}
+
+/* A tuple of the n ints given (a shape). */
+static PyObject *shape_of_ints(int n, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c) {
+    Py_ssize_t v[3] = {a, b, c};
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t != NULL && i < n; i++) {
+        PyObject *x = PyLong_FromSsize_t(v[i]);
+        if (x == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+/* record_matmul(x1, x2): see the top of this file. */
+static PyObject *record_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "record_matmul takes 2 arguments");
+        return NULL;
+    }
+    PyObject *x = args[0], *y = args[1];
+    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array) ||
+        !PyObject_TypeCheck(y, (PyTypeObject *)rec.array))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *a = SLOT(x, rec.uop), *b = SLOT(y, rec.uop), *device = SLOT(x, rec.device);
+    if (a == NULL || b == NULL || device == NULL || SLOT(y, rec.device) != device ||
+        !PyObject_TypeCheck(a, &NodeType) || !PyObject_TypeCheck(b, &NodeType) || ((Node *)a)->dtype != ((Node *)b)->dtype)
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *dtype = ((Node *)a)->dtype;
+    PyObject *disabled = PyObject_GetAttr(rec.grad_mode, rec.str_disabled);
+    if (disabled == NULL) return NULL;
+    int off = PyObject_IsTrue(disabled);
+    Py_DECREF(disabled);
+    PyObject *kind_str = off ? NULL : PyObject_GetAttr(dtype, rec.str_kind);
+    if (off < 0 || (!off && kind_str == NULL)) return NULL;
+    Py_UCS4 kind = kind_str && PyUnicode_Check(kind_str) && PyUnicode_GET_LENGTH(kind_str) == 1 ?
+                   PyUnicode_READ_CHAR(kind_str, 0) : 0;
+    Py_XDECREF(kind_str);
+    if (off || (kind != 'f' && kind != 'i' && kind != 'u')) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *sa = node_get_shape((Node *)a, NULL), *sb = sa ? node_get_shape((Node *)b, NULL) : NULL;
+    if (sb == NULL) {
+        Py_XDECREF(sa);
+        return NULL;
+    }
+    Py_ssize_t la = PyTuple_GET_SIZE(sa), lb = PyTuple_GET_SIZE(sb), dims[4] = {0, 0, 0, 0};
+    int plain = la >= 1 && la <= 2 && lb >= 1 && lb <= 2;
+    for (Py_ssize_t i = 0; plain && i < la; i++) dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(sa, i));
+    for (Py_ssize_t i = 0; plain && i < lb; i++) dims[2 + i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(sb, i));
+    Py_DECREF(sa);
+    Py_DECREF(sb);
+    if (PyErr_Occurred()) return NULL;
+    /* (n, k) @ (k, m): a vector is a row on the left, a column on the right */
+    Py_ssize_t n = la == 2 ? dims[0] : 1, k = la == 2 ? dims[1] : dims[0];
+    Py_ssize_t k2 = dims[2], m = lb == 2 ? dims[3] : 1;
+    if (!plain || k != k2 || n <= 0 || k <= 0 || m <= 0) Py_RETURN_NOTIMPLEMENTED;   /* (errors: the Python path's) */
+    PyObject *ua = NULL, *ub = NULL, *pa = NULL, *pb = NULL, *prod = NULL, *out = NULL, *result = NULL;
+    PyObject *row = la == 1 ? shape_of_ints(2, 1, k, 0) : NULL, *column = lb == 1 ? shape_of_ints(2, k, 1, 0) : NULL;
+    PyObject *full = shape_of_ints(3, n, k, m), *sa3 = shape_of_ints(3, n, k, 1), *sb3 = shape_of_ints(3, 1, k, m);
+    PyObject *reduced = shape_of_ints(3, n, 1, m), *matrix = shape_of_ints(2, n, m, 0);
+    PyObject *shape = la == 2 && lb == 2 ? shape_of_ints(2, n, m, 0) : la == 2 ? shape_of_ints(1, n, 0, 0) :
+                      lb == 2 ? shape_of_ints(1, m, 0, 0) : PyTuple_New(0);
+    PyObject *axes = Py_BuildValue("(O(i))", rec.add, 1);   /* (the sum over k: axis 1 of (n, k, m)) */
+    if ((la == 1 && row == NULL) || (lb == 1 && column == NULL) || !full || !sa3 || !sb3 || !reduced || !matrix ||
+        !shape || !axes)
+        goto done;
+    ua = la == 1 ? moved(a, row, 0) : (Py_INCREF(a), a);
+    ub = ua && lb == 1 ? moved(b, column, 0) : ua ? (Py_INCREF(b), b) : NULL;
+    PyObject *ra = ub ? moved(ua, sa3, 0) : NULL;
+    pa = ra ? moved(ra, full, 1) : NULL;
+    Py_XDECREF(ra);
+    PyObject *rb = pa ? moved(ub, sb3, 0) : NULL;
+    pb = rb ? moved(rb, full, 1) : NULL;
+    Py_XDECREF(rb);
+    prod = pb ? shaped_node(rec.mul, dtype, PyTuple_Pack(2, pa, pb), Py_None, full) : NULL;
+    PyObject *sum = prod ? shaped_node(rec.reduce, dtype, PyTuple_Pack(1, prod), axes, reduced) : NULL;
+    PyObject *flat = sum ? moved(sum, matrix, 0) : NULL;
+    Py_XDECREF(sum);
+    out = flat ? moved(flat, shape, 0) : NULL;
+    Py_XDECREF(flat);
+    if (out != NULL) {
+        result = make_array(out, device);
+        out = NULL;   /* (stolen) */
+    }
+done:
+    Py_XDECREF(row);
+    Py_XDECREF(column);
+    Py_XDECREF(full);
+    Py_XDECREF(sa3);
+    Py_XDECREF(sb3);
+    Py_XDECREF(reduced);
+    Py_XDECREF(matrix);
+    Py_XDECREF(shape);
+    Py_XDECREF(axes);
+    Py_XDECREF(ua);
+    Py_XDECREF(ub);
+    Py_XDECREF(pa);
+    Py_XDECREF(pb);
+    Py_XDECREF(prod);
+    return result;
 }

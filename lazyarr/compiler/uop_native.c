@@ -709,6 +709,7 @@ static PyObject *setup_stages(PyObject *module, PyObject *args);
 /* Recording elementwise operations (record_native.c, compiled after stages_native.c). */
 static PyObject *setup_record(PyObject *module, PyObject *args);
 static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *record_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
@@ -772,6 +773,8 @@ static PyMethodDef methods[] = {
     {"setup_record", setup_record, METH_VARARGS, "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp)."},
     {"record_binary", (PyCFunction)(void (*)(void))record_binary, METH_FASTCALL,
      "record_binary(x, other, op, reflected, ints) -> the array of x (op) other, or NotImplemented."},
+    {"record_matmul", (PyCFunction)(void (*)(void))record_matmul, METH_FASTCALL,
+     "record_matmul(x1, x2) -> the array of x1 @ x2, or NotImplemented."},
     {NULL},
 };
 
