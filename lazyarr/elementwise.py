@@ -202,6 +202,20 @@ def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
     return recorded
 
 
+def fast_comparison(op: Ops, general: Any, reflected: bool = False) -> Any:
+    """The comparison `x (op) other` (`other (op) x`, reflected: `x > c` is `c < x`), the commonest
+    operands (fast_operator's, of one shape) recorded in C; any other, and every one without the
+    C module, by `general`."""
+    record = _record
+    if record is None:
+        return general
+
+    def compared(x: Array, other: Any) -> Any:
+        out = record(x, other, op, reflected, True, dtypes.bool_)
+        return general(x, other) if out is NotImplemented else out
+    return compared
+
+
 # `x (op) c` and `x (op) y` of one shape, recorded in C (`compiler/record_native.c`)
 _record = getattr(_native, "record_binary", None)
 if _record is not None:

@@ -62,10 +62,10 @@ def _inplace(fn):
     return op
 
 
-def _equality(fn, value: bool):
+def _equality(op: Ops, fn, value: bool):
     """== and != as NumPy's: against None or a string (which no element equals) the answer is
     elementwise, False everywhere for == and True for !=, of the array's shape, dtype bool."""
-    compare = _binary(fn)
+    compare = ew.fast_comparison(op, _binary(fn))
 
     def op(self: Tensor, other: Any) -> Tensor:
         if other is None or isinstance(other, (str, bytes)):
@@ -210,8 +210,10 @@ class Tensor(Array):
                                             _inplace(ew.bitwise_left_shift))
     __rshift__, __rrshift__, __irshift__ = (_binary(ew.bitwise_right_shift), _binary(ew.bitwise_right_shift, True),
                                             _inplace(ew.bitwise_right_shift))
-    __lt__, __le__, __gt__, __ge__ = _binary(ew.less), _binary(ew.less_equal), _binary(ew.greater), _binary(ew.greater_equal)
-    __eq__, __ne__ = _equality(ew.equal, False), _equality(ew.not_equal, True)
+    __lt__, __le__ = ew.fast_comparison(Ops.CMPLT, _binary(ew.less)), ew.fast_comparison(Ops.CMPLE, _binary(ew.less_equal))
+    __gt__ = ew.fast_comparison(Ops.CMPLT, _binary(ew.greater), reflected=True)
+    __ge__ = ew.fast_comparison(Ops.CMPLE, _binary(ew.greater_equal), reflected=True)
+    __eq__, __ne__ = _equality(Ops.CMPEQ, ew.equal, False), _equality(Ops.CMPNE, ew.not_equal, True)
     __hash__ = Array.__hash__
 
     def __neg__(self) -> Tensor:

@@ -163,3 +163,33 @@ def test_matmul_in_c_keeps_gradients():
     loss.backward()
     xn, wn = np.arange(12.0).reshape(4, 3), np.arange(6.0).reshape(3, 2) / 10
     np.testing.assert_allclose(np.asarray(w.grad), 2 * xn.T @ (xn @ wn), rtol=1e-12)
+
+
+COMPARISONS = {"<": (operator.lt, ew.less), "<=": (operator.le, ew.less_equal), ">": (operator.gt, ew.greater),
+               ">=": (operator.ge, ew.greater_equal), "==": (operator.eq, ew.equal), "!=": (operator.ne, ew.not_equal)}
+
+
+@needs_native
+@given(name=st.sampled_from(sorted(COMPARISONS)), dtype=st.sampled_from(DTYPES), reflected=st.booleans(),
+       how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
+       other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "other dtype"])))
+def test_comparisons_in_c_record_what_the_python_path_records(name, dtype, reflected, how, shape, other):
+    x = _made(how, dtype, shape)
+    if other == "same":
+        y = _made("computed", dtype, shape)
+    elif other == "row":
+        y = _made("asarray", dtype, shape[-1:] if shape else (1,))
+    elif other == "other dtype":
+        y = _made("asarray", xp.float64 if dtype != xp.float64 else xp.float32, shape)
+    else:
+        y = other
+    compare, function = COMPARISONS[name]
+    a, b = (y, x) if reflected and not isinstance(y, xp.Tensor) else (x, y)   # (a scalar on the left: reflected)
+    got = _outcome(compare, a, b)
+    # (Python asks the array for `c == x` as `x == c`: the array's operands come first)
+    want = _outcome(function, *((x, y) if name in ("==", "!=") else (a, b)))
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and got[0] is want[0]
+        return
+    assert got.uop is want.uop and got.dtype == xp.bool and got.device is want.device
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -4,7 +4,8 @@
  * records dozens of these an iteration; in Python each costs about a microsecond, most of it the
  * calls that find the constant and make the array.
  *
- * record_binary(x, other, op, reflected, ints) builds the node the Python path builds (the constant
+ * record_binary(x, other, op, reflected, ints[, result]) builds the node the Python path builds
+ * (of dtype `result` where given: a comparison's bool; of the operands' otherwise; the constant
  * from graph.const's memo, or graph.const itself; the node's shape set) and the array as
  * Array._from_uop makes it (of class Array.made, holding the node, recorded as its holder), or
  * returns NotImplemented for anything else (other operands, other dtypes, broadcasting, no_grad()),
@@ -177,13 +178,13 @@ static PyObject *make_array(PyObject *n, PyObject *device) {
     return t;
 }
 
-/* record_binary(x, other, op, reflected, ints): see the top of this file. */
+/* record_binary(x, other, op, reflected, ints[, result dtype]): see the top of this file. */
 static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "record_binary takes 5 arguments");
+    if (nargs != 5 && nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "record_binary takes 5 or 6 arguments");
         return NULL;
     }
-    PyObject *x = args[0], *other = args[1], *op = args[2];
+    PyObject *x = args[0], *other = args[1], *op = args[2], *result = nargs == 6 ? args[5] : NULL;
     int reflected = PyObject_IsTrue(args[3]), ints = PyObject_IsTrue(args[4]);
     if (reflected < 0 || ints < 0) return NULL;
     if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array)) Py_RETURN_NOTIMPLEMENTED;
@@ -251,7 +252,7 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
     }
     PyObject *src = reflected ? PyTuple_Pack(2, second, u) : PyTuple_Pack(2, u, second);
     Py_DECREF(second);
-    PyObject *node_args = src ? PyTuple_Pack(3, op, dtype, src) : NULL;
+    PyObject *node_args = src ? PyTuple_Pack(3, op, result ? result : dtype, src) : NULL;
     Py_XDECREF(src);
     PyObject *n = node_args ? node_new(rec.uop_type, node_args, NULL) : NULL;
     Py_XDECREF(node_args);
