@@ -49,13 +49,17 @@ def _outcome(f, x, y):
 @needs_native
 @given(name=st.sampled_from(sorted(OPERATORS)), dtype=st.sampled_from(DTYPES), reflected=st.booleans(),
        how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
-       other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "other dtype"])))
+       other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "column", "0-d", "other dtype"])))
 def test_the_c_path_records_what_the_python_path_records(name, dtype, reflected, how, shape, other):
     x = _made(how, dtype, shape)
     if other == "same":
         y = _made("computed", dtype, shape)
-    elif other == "row":   # broadcast: the Python path's case
+    elif other == "row":   # broadcast both ways
         y = _made("asarray", dtype, shape[-1:] if shape else (1,))
+    elif other == "column":   # (2, 1) against (2, 3); (2, 1) against (3,) broadcasts to (2, 3); () too
+        y = _made("computed", dtype, (2, 1))
+    elif other == "0-d":
+        y = _made("computed", dtype, ())
     elif other == "other dtype":
         y = _made("asarray", xp.float64 if dtype != xp.float64 else xp.float32, shape)
     else:
@@ -115,8 +119,12 @@ def test_the_commonest_operands_take_the_c_path_and_the_rest_the_python_one():
     for other in (2.5, 3, y):
         out = ew._record(x, other, Ops.MUL, False, True)
         assert out is not NotImplemented and out.uop.op is Ops.MUL and out.uop.src[0] is x.uop
-    for other in (True, 1j, y[0], xp.astype(y, xp.float32), "a", None, np.float64(2.0)):
+    out = ew._record(x, y[0], Ops.ADD, False, True)   # a row, broadcast as the Python path does
+    assert out.uop.src[0] is x.uop and out.uop.src[1].op is Ops.EXPAND and out.shape == (2, 3)
+    for other in (True, 1j, y[:, :2], xp.astype(y, xp.float32), "a", None, np.float64(2.0)):
         assert ew._record(x, other, Ops.MUL, False, True) is NotImplemented
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        x * y[:, :2]
     i = xp.asarray(np.arange(3))
     assert ew._record(i, 2.5, Ops.ADD, False, True) is NotImplemented   # an int array and a float: promotion
     assert ew._record(i, 2, Ops.FDIV, False, False) is NotImplemented   # int / int: float64

@@ -178,6 +178,59 @@ static PyObject *make_array(PyObject *n, PyObject *device) {
     return t;
 }
 
+/* The shape two shapes broadcast to (graph.broadcast_shapes), or NULL without an error where they
+ * do not (or with one). */
+static PyObject *broadcast(PyObject *sa, PyObject *sb) {
+    Py_ssize_t na = PyTuple_GET_SIZE(sa), nb = PyTuple_GET_SIZE(sb), n = na > nb ? na : nb;
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pa = i >= n - na ? PyTuple_GET_ITEM(sa, i - (n - na)) : NULL;
+        PyObject *pb = i >= n - nb ? PyTuple_GET_ITEM(sb, i - (n - nb)) : NULL;
+        Py_ssize_t da = pa ? PyLong_AsSsize_t(pa) : 1, db = pb ? PyLong_AsSsize_t(pb) : 1;
+        if ((da == -1 || db == -1) && PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *d = da == db || db == 1 ? (pa ? pa : pb) : da == 1 ? pb : NULL;
+        if (d == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_INCREF(d);
+        PyTuple_SET_ITEM(out, i, d);
+    }
+    return out;
+}
+
+static PyObject *moved(PyObject *u, PyObject *shape, int expand);
+
+/* graph.expand_uop(u, shape): leading axes of length 1 added, then axes of length 1 stretched. */
+static PyObject *expand_to(PyObject *u, PyObject *shape) {
+    PyObject *now = node_get_shape((Node *)u, NULL);
+    if (now == NULL) return NULL;
+    Py_ssize_t missing = PyTuple_GET_SIZE(shape) - PyTuple_GET_SIZE(now);
+    PyObject *r = u;
+    Py_INCREF(r);
+    if (missing > 0) {
+        PyObject *longer = PyTuple_New(PyTuple_GET_SIZE(shape));
+        for (Py_ssize_t i = 0; longer != NULL && i < PyTuple_GET_SIZE(shape); i++) {
+            PyObject *d = i < missing ? PyLong_FromLong(1) : PyTuple_GET_ITEM(now, i - missing);
+            if (i >= missing) Py_INCREF(d);
+            if (d == NULL) Py_CLEAR(longer);
+            else PyTuple_SET_ITEM(longer, i, d);
+        }
+        Py_DECREF(r);
+        r = longer ? moved(u, longer, 0) : NULL;
+        Py_XDECREF(longer);
+    }
+    Py_DECREF(now);
+    if (r == NULL) return NULL;
+    PyObject *e = moved(r, shape, 1);
+    Py_DECREF(r);
+    return e;
+}
+
 /* record_binary(x, other, op, reflected, ints[, result dtype]): see the top of this file. */
 static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5 && nargs != 6) {
@@ -205,6 +258,7 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
     Py_DECREF(kind_str);
     int is_float = kind == 'f', is_int = (kind == 'i' || kind == 'u') && ints;
     PyObject *second;   /* the other source: the constant, or the other array's node */
+    PyObject *owned = NULL;   /* x's node broadcast, where it is (u is then this reference) */
     PyObject *shape = node_get_shape((Node *)u, NULL);
     if (shape == NULL) return NULL;
     PyTypeObject *t = Py_TYPE(other);
@@ -238,20 +292,40 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
             return NULL;
         }
         int equal = same ? PyObject_RichCompareBool(shape, vshape, Py_EQ) : 0;
-        Py_XDECREF(vshape);
-        if (equal <= 0) {   /* (broadcasting: the Python path) */
+        if (equal < 0 || !same) {
             Py_DECREF(shape);
+            Py_XDECREF(vshape);
             if (equal < 0) return NULL;
             Py_RETURN_NOTIMPLEMENTED;
         }
-        Py_INCREF(v);
-        second = v;
+        if (equal) {
+            Py_DECREF(vshape);
+            Py_INCREF(v);
+            second = v;
+        } else {   /* a bias, a 0-d array, a row's mean: both broadcast, as the Python path does */
+            PyObject *both = broadcast(shape, vshape);
+            Py_DECREF(vshape);
+            Py_DECREF(shape);
+            if (both == NULL) {
+                if (PyErr_Occurred()) return NULL;
+                Py_RETURN_NOTIMPLEMENTED;   /* (shapes that do not broadcast: the Python path's error) */
+            }
+            shape = both;
+            owned = u = expand_to(u, shape);
+            second = u ? expand_to(v, shape) : NULL;
+            if (second == NULL) {
+                Py_XDECREF(owned);
+                Py_DECREF(shape);
+                return NULL;
+            }
+        }
     } else {
         Py_DECREF(shape);
         Py_RETURN_NOTIMPLEMENTED;
     }
     PyObject *src = reflected ? PyTuple_Pack(2, second, u) : PyTuple_Pack(2, u, second);
     Py_DECREF(second);
+    Py_XDECREF(owned);
     PyObject *node_args = src ? PyTuple_Pack(3, op, result ? result : dtype, src) : NULL;
     Py_XDECREF(src);
     PyObject *n = node_args ? node_new(rec.uop_type, node_args, NULL) : NULL;
