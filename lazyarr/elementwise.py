@@ -133,6 +133,8 @@ def _unary(name: str, x: Any, build, kinds: str = "real") -> Array:
 
 
 def _float_unary(name: str, x: Any, op: Ops) -> Array:
+    if _record_unary is not None and (out := _record_unary(x, op, "f")) is not NotImplemented:
+        return out   # (a float array: the node below, built in C)
     t = as_tensor(x)
     _check(name, t.dtype, "numeric")
     u = cast_uop(t.uop, _float_of(t.dtype))
@@ -218,6 +220,7 @@ def fast_comparison(op: Ops, general: Any, reflected: bool = False) -> Any:
 
 # `x (op) c` and `x (op) y` of one shape, recorded in C (`compiler/record_native.c`)
 _record = getattr(_native, "record_binary", None)
+_record_unary = getattr(_native, "record_unary", None)
 if _record is not None:
     _native.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp,
                          (Ops.RESHAPE, Ops.EXPAND, Ops.MUL, Ops.REDUCE_AXIS, Ops.ADD))
@@ -336,6 +339,8 @@ def _has_known_negative(u: UOp) -> bool:
 
 
 def negative(x: Any, /) -> Array:
+    if _record_unary is not None and (out := _record_unary(x, Ops.NEG, "fiu")) is not NotImplemented:
+        return out
     return _unary("negative", x, lambda u: alu(Ops.NEG, u), "number")
 
 
@@ -349,6 +354,8 @@ def abs(x: Any, /) -> Array:
         if u.dtype.is_complex:
             return UOp(Ops.ABS, dtypes.component(u.dtype), (u,))
         return u if u.dtype.is_bool or u.dtype.is_unsigned else alu(Ops.ABS, u)
+    if _record_unary is not None and (out := _record_unary(x, Ops.ABS, "fi")) is not NotImplemented:
+        return out
     return _unary("abs", x, build, "numeric")
 
 

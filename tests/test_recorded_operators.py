@@ -201,3 +201,25 @@ def test_comparisons_in_c_record_what_the_python_path_records(name, dtype, refle
         return
     assert got.uop is want.uop and got.dtype == xp.bool and got.device is want.device
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+UNARY = {"negative": ew.negative, "abs": ew.abs, "sin": ew.sin, "exp": ew.exp, "sqrt": ew.sqrt, "tanh": ew.tanh,
+         "log1p": ew.log1p, "-x": operator.neg, "abs(x)": operator.abs}
+
+
+@needs_native
+@given(name=st.sampled_from(sorted(UNARY)), dtype=st.sampled_from(DTYPES),
+       how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]))
+def test_unary_functions_in_c_record_what_the_python_path_records(name, dtype, how, shape):
+    x = _made(how, dtype, shape)
+    got = _outcome(lambda a, _: UNARY[name](a), x, None)
+    saved, ew._record_unary = ew._record_unary, None
+    try:
+        want = _outcome(lambda a, _: UNARY[name](a), x, None)
+    finally:
+        ew._record_unary = saved
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    assert got.uop is want.uop and got.dtype == want.dtype and got.uop._holder().uop is got.uop
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -11,6 +11,9 @@
  * returns NotImplemented for anything else (other operands, other dtypes, broadcasting, no_grad()),
  * which the caller takes to the Python path.
  *
+ * record_unary(x, op, kinds): the node (op, x's dtype, (x's node,)) and its array, for x of a dtype
+ * whose kind letter is in `kinds` (negative, abs, sin, exp... of a float array); NotImplemented else.
+ *
  * record_matmul(x1, x2): linear_algebra.matmul's nodes for two arrays of one real (not bool) dtype
  * and device, each a vector or a matrix, of no empty axis; NotImplemented for anything else.
  * Compiled after uop_native.c, as one file with it. */
@@ -477,4 +480,35 @@ done:
     Py_XDECREF(pb);
     Py_XDECREF(prod);
     return result;
+}
+
+/* record_unary(x, op, kinds): see the top of this file. */
+static PyObject *record_unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "record_unary(x, op, kinds: str)");
+        return NULL;
+    }
+    PyObject *x = args[0], *op = args[1];
+    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array)) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *u = SLOT(x, rec.uop), *device = SLOT(x, rec.device);
+    if (u == NULL || device == NULL || !PyObject_TypeCheck(u, &NodeType)) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *disabled = PyObject_GetAttr(rec.grad_mode, rec.str_disabled);
+    if (disabled == NULL) return NULL;
+    int off = PyObject_IsTrue(disabled);
+    Py_DECREF(disabled);
+    if (off != 0) {
+        if (off < 0) return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *dtype = ((Node *)u)->dtype, *kind = PyObject_GetAttr(dtype, rec.str_kind);
+    if (kind == NULL) return NULL;
+    int allowed = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == 1 &&
+                  PyUnicode_FindChar(args[2], PyUnicode_READ_CHAR(kind, 0), 0, PyUnicode_GET_LENGTH(args[2]), 1) >= 0;
+    Py_DECREF(kind);
+    if (!allowed) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *shape = node_get_shape((Node *)u, NULL);
+    if (shape == NULL) return NULL;
+    PyObject *n = shaped_node(op, dtype, PyTuple_Pack(1, u), Py_None, shape);
+    Py_DECREF(shape);
+    return n ? make_array(n, device) : NULL;
 }

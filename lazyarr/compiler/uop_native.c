@@ -710,6 +710,7 @@ static PyObject *setup_stages(PyObject *module, PyObject *args);
 static PyObject *setup_record(PyObject *module, PyObject *args);
 static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 static PyObject *record_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *record_unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
@@ -775,6 +776,8 @@ static PyMethodDef methods[] = {
      "record_binary(x, other, op, reflected, ints) -> the array of x (op) other, or NotImplemented."},
     {"record_matmul", (PyCFunction)(void (*)(void))record_matmul, METH_FASTCALL,
      "record_matmul(x1, x2) -> the array of x1 @ x2, or NotImplemented."},
+    {"record_unary", (PyCFunction)(void (*)(void))record_unary, METH_FASTCALL,
+     "record_unary(x, op, kinds) -> the array of op(x), or NotImplemented."},
     {NULL},
 };
 
