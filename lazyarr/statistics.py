@@ -23,7 +23,7 @@ import math
 from typing import Any
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp, reduce_identity
+from lazyarr.compiler.uop import Ops, UOp, _native, reduce_identity
 from lazyarr.dtypes import DType
 from lazyarr.elementwise import not_equal, subtract
 from lazyarr.manipulation import broadcast_to, concat, reshape
@@ -39,6 +39,10 @@ _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum
 def reduce(x: Array, op: Ops, axis: Any = None, keepdims: bool = False, dtype: DType | None = None) -> Array:
     """The reduction `op` of x over `axis` (all axes when None), computed in `dtype`."""
     return wrap(_reduce_uop(x, op, axis, keepdims, dtype), x.device)
+
+
+# the nodes of _reduce_uop for a float array, built in C (compiler/record_native.c)
+_record = getattr(_native, "record_reduce", None)
 
 
 def _reduce_uop(x: Array, op: Ops, axis: Any, keepdims: bool, dtype: DType | None) -> UOp:
@@ -71,6 +75,8 @@ def _sum_dtype(d: DType) -> DType:
 
 
 def sum(x: Array, /, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
+    if dtype is None and _record is not None and (u := _record(x, Ops.ADD, axis, keepdims)) is not NotImplemented:
+        return wrap(u, x.device)   # (a float array: _reduce_uop's nodes, built in C)
     x = as_tensor(x)
     return reduce(x, Ops.ADD, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
@@ -86,12 +92,16 @@ def _ordered(name: str, x: Array) -> None:
 
 
 def max(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
+    if _record is not None and (u := _record(x, Ops.MAX, axis, keepdims)) is not NotImplemented:
+        return wrap(u, x.device)
     x = as_tensor(x)
     _ordered("max", x)
     return reduce(x, Ops.MAX, axis, keepdims)
 
 
 def min(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
+    if _record is not None and (u := _record(x, Ops.MIN, axis, keepdims)) is not NotImplemented:
+        return wrap(u, x.device)
     x = as_tensor(x)
     _ordered("min", x)
     return reduce(x, Ops.MIN, axis, keepdims)
@@ -107,7 +117,9 @@ def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     standard leaves them unspecified). Empty → NaN."""
     x = as_tensor(x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
-    total = _reduce_uop(x, Ops.ADD, axis, keepdims, d)
+    total = _record(x, Ops.ADD, axis, keepdims) if _record is not None else NotImplemented
+    if total is NotImplemented:
+        total = _reduce_uop(x, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis)
     if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
         parts = (alu(Ops.FDIV, p(total), float(n) if n else math.nan) for p in (real_part, imag_part))

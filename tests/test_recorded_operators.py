@@ -223,3 +223,26 @@ def test_unary_functions_in_c_record_what_the_python_path_records(name, dtype, h
         return
     assert got.uop is want.uop and got.dtype == want.dtype and got.uop._holder().uop is got.uop
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@needs_native
+@given(name=st.sampled_from(["sum", "max", "min", "mean"]), dtype=st.sampled_from(DTYPES),
+       how=st.sampled_from(["asarray", "computed", "view", "full"]),
+       shape=st.sampled_from([(), (3,), (2, 3), (2, 3, 4), (0, 3), (2, 0)]),
+       axis=st.sampled_from([None, 0, 1, -1, 2, -4, (0, 1), (1, 0), (0, 0), (), [0], 1.0, True]),
+       keepdims=st.booleans())
+def test_reductions_in_c_record_what_the_python_path_records(name, dtype, how, shape, axis, keepdims):
+    from lazyarr import statistics
+    x = _made(how, dtype, shape)
+    fn = getattr(xp, name)
+    got = _outcome(lambda a, _: fn(a, axis=axis, keepdims=keepdims), x, None)
+    saved, statistics._record = statistics._record, None
+    try:
+        want = _outcome(lambda a, _: fn(a, axis=axis, keepdims=keepdims), x, None)
+    finally:
+        statistics._record = saved
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and got[0] is want[0]
+        return
+    assert got.uop is want.uop and got.dtype == want.dtype and got.device is want.device
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -14,6 +14,10 @@
  * record_unary(x, op, kinds): the node (op, x's dtype, (x's node,)) and its array, for x of a dtype
  * whose kind letter is in `kinds` (negative, abs, sin, exp... of a float array); NotImplemented else.
  *
+ * record_reduce(x, op, axis, keepdims): statistics._reduce_uop's node (the REDUCE_AXIS over the
+ * sorted axes, reshaped without them unless keepdims) for a float array of no empty axis and an
+ * axis of None, an int or a tuple of ints in range and not repeated; NotImplemented else.
+ *
  * record_matmul(x1, x2): linear_algebra.matmul's nodes for two arrays of one real (not bool) dtype
  * and device, each a vector or a matrix, of no empty axis; NotImplemented for anything else.
  * Compiled after uop_native.c, as one file with it. */
@@ -511,4 +515,115 @@ static PyObject *record_unary(PyObject *module, PyObject *const *args, Py_ssize_
     PyObject *n = shaped_node(op, dtype, PyTuple_Pack(1, u), Py_None, shape);
     Py_DECREF(shape);
     return n ? make_array(n, device) : NULL;
+}
+
+/* record_reduce(x, op, axis, keepdims): see the top of this file. */
+static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "record_reduce takes 4 arguments");
+        return NULL;
+    }
+    PyObject *x = args[0], *op = args[1], *axis = args[2];
+    int keepdims = PyObject_IsTrue(args[3]);
+    if (keepdims < 0) return NULL;
+    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array)) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *u = SLOT(x, rec.uop);
+    if (u == NULL || !PyObject_TypeCheck(u, &NodeType)) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *dtype = ((Node *)u)->dtype, *kind = PyObject_GetAttr(dtype, rec.str_kind);
+    if (kind == NULL) return NULL;
+    int is_float = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == 1 && PyUnicode_READ_CHAR(kind, 0) == 'f';
+    Py_DECREF(kind);
+    if (!is_float) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *shape = node_get_shape((Node *)u, NULL);
+    if (shape == NULL) return NULL;
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    char reduced[64] = {0};
+    int plain = ndim <= 64;
+    for (Py_ssize_t i = 0; plain && i < ndim; i++) {
+        Py_ssize_t d = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (d <= 0) plain = 0;   /* (an empty axis, or an error: the Python path) */
+    }
+    PyErr_Clear();
+    Py_ssize_t count = 0;
+    if (plain && axis == Py_None) {
+        for (Py_ssize_t i = 0; i < ndim; i++) reduced[i] = 1;
+        count = ndim;
+    } else if (plain) {
+        Py_ssize_t n = PyTuple_CheckExact(axis) ? PyTuple_GET_SIZE(axis) : 1;
+        for (Py_ssize_t j = 0; plain && j < n; j++) {
+            PyObject *a = PyTuple_CheckExact(axis) ? PyTuple_GET_ITEM(axis, j) : axis;
+            Py_ssize_t i = PyLong_CheckExact(a) ? PyLong_AsSsize_t(a) : PY_SSIZE_T_MIN;
+            if (i == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                i = PY_SSIZE_T_MIN;
+            }
+            if (i < 0 && i != PY_SSIZE_T_MIN) i += ndim;
+            if (i < 0 || i >= ndim || reduced[i]) plain = 0;   /* (out of range, repeated: the Python path's error) */
+            else reduced[i] = 1;
+        }
+        for (Py_ssize_t i = 0; i < ndim; i++) count += reduced[i];
+    }
+    if (!plain) {
+        Py_DECREF(shape);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *axes = PyTuple_New(count), *kept = PyTuple_New(ndim), *rest = PyTuple_New(ndim - count);
+    for (Py_ssize_t i = 0, j = 0, k = 0; axes && kept && rest && i < ndim; i++) {
+        PyObject *d = PyTuple_GET_ITEM(shape, i);
+        if (reduced[i]) {
+            PyObject *ai = PyLong_FromSsize_t(i), *one = PyLong_FromLong(1);
+            if (ai == NULL || one == NULL) {
+                Py_XDECREF(ai);
+                Py_XDECREF(one);
+                Py_CLEAR(axes);
+                break;
+            }
+            PyTuple_SET_ITEM(axes, j++, ai);
+            PyTuple_SET_ITEM(kept, i, one);
+        } else {
+            Py_INCREF(d);
+            Py_INCREF(d);
+            PyTuple_SET_ITEM(kept, i, d);
+            PyTuple_SET_ITEM(rest, k++, d);
+        }
+    }
+    Py_DECREF(shape);
+    PyObject *out = NULL;
+    if (axes && kept && rest) {
+        if (count) {
+            PyObject *arg = PyTuple_Pack(2, op, axes);
+            out = arg ? shaped_node(rec.reduce, dtype, PyTuple_Pack(1, u), arg, kept) : NULL;
+            Py_XDECREF(arg);
+        } else {
+            Py_INCREF(u);
+            out = u;
+        }
+        if (out != NULL && !keepdims) {
+            PyObject *flat = moved(out, rest, 0);
+            Py_DECREF(out);
+            out = flat;
+        }
+    }
+    Py_XDECREF(axes);
+    Py_XDECREF(kept);
+    Py_XDECREF(rest);
+    return out;
+}
+
+static PyMethodDef record_methods[] = {
+    {"setup_record", setup_record, METH_VARARGS,
+     "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD))."},
+    {"record_binary", (PyCFunction)(void (*)(void))record_binary, METH_FASTCALL,
+     "record_binary(x, other, op, reflected, ints[, result dtype]) -> the array of x (op) other, or NotImplemented."},
+    {"record_matmul", (PyCFunction)(void (*)(void))record_matmul, METH_FASTCALL,
+     "record_matmul(x1, x2) -> the array of x1 @ x2, or NotImplemented."},
+    {"record_unary", (PyCFunction)(void (*)(void))record_unary, METH_FASTCALL,
+     "record_unary(x, op, kinds) -> the array of op(x), or NotImplemented."},
+    {"record_reduce", (PyCFunction)(void (*)(void))record_reduce, METH_FASTCALL,
+     "record_reduce(x, op, axis, keepdims) -> the node of the reduction, or NotImplemented."},
+    {NULL},
+};
+
+static int add_record_functions(PyObject *module) {
+    return PyModule_AddFunctions(module, record_methods);
 }

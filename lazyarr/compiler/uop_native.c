@@ -706,11 +706,8 @@ static PyObject *toposort(PyObject *module, PyObject *args) {
 /* The stages' anchors (stages_native.c, compiled after this file). */
 static PyObject *stage_anchors(PyObject *module, PyObject *args);
 static PyObject *setup_stages(PyObject *module, PyObject *args);
-/* Recording elementwise operations (record_native.c, compiled after stages_native.c). */
-static PyObject *setup_record(PyObject *module, PyObject *args);
-static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-static PyObject *record_matmul(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-static PyObject *record_unary(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* Recording array operations (record_native.c, compiled after stages_native.c): its functions. */
+static int add_record_functions(PyObject *module);
 
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
@@ -771,13 +768,6 @@ static PyMethodDef methods[] = {
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {"setup_stages", setup_stages, METH_VARARGS, "setup_stages(...): what stage_anchors needs from Python."},
     {"stage_anchors", stage_anchors, METH_VARARGS, "stage_anchors(sink, device) -> [(anchor, device, fingerprint)]."},
-    {"setup_record", setup_record, METH_VARARGS, "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp)."},
-    {"record_binary", (PyCFunction)(void (*)(void))record_binary, METH_FASTCALL,
-     "record_binary(x, other, op, reflected, ints) -> the array of x (op) other, or NotImplemented."},
-    {"record_matmul", (PyCFunction)(void (*)(void))record_matmul, METH_FASTCALL,
-     "record_matmul(x1, x2) -> the array of x1 @ x2, or NotImplemented."},
-    {"record_unary", (PyCFunction)(void (*)(void))record_unary, METH_FASTCALL,
-     "record_unary(x, op, kinds) -> the array of op(x), or NotImplemented."},
     {NULL},
 };
 
@@ -796,6 +786,10 @@ PyMODINIT_FUNC PyInit_uop_native(void) {
     Py_INCREF(&NodeType);
     if (PyModule_AddObject(m, "Node", (PyObject *)&NodeType) < 0) {
         Py_DECREF(&NodeType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (add_record_functions(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
