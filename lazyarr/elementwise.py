@@ -198,7 +198,7 @@ def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
     if record is None:
         return operator
 
-    def recorded(x: Array, other: Any) -> Any:   # the first case (no broadcasting) in C, the rest above
+    def recorded(x: Array, other: Any) -> Any:   # the cases above in C (record_native.c), any other there
         out = record(x, other, op, reflected, ints)
         return operator(x, other) if out is NotImplemented else out
     return recorded

@@ -155,18 +155,12 @@ static PyObject *make_array(PyObject *n, PyObject *device) {
         return NULL;
     }
     SLOT(t, rec.uop) = n;   /* (the reference given) */
-    Py_INCREF(device);
-    SLOT(t, rec.device) = device;
-    Py_INCREF(Py_False);
-    SLOT(t, rec.leaf_grad) = Py_False;
-    Py_INCREF(Py_None);
-    SLOT(t, rec.grad) = Py_None;
-    Py_INCREF(Py_False);
-    SLOT(t, rec.released) = Py_False;
-    Py_INCREF(Py_None);
-    SLOT(t, rec.viewof) = Py_None;
-    Py_INCREF(Py_None);
-    SLOT(t, rec.views) = Py_None;
+    SLOT(t, rec.device) = Py_NewRef(device);
+    SLOT(t, rec.leaf_grad) = Py_NewRef(Py_False);
+    SLOT(t, rec.grad) = Py_NewRef(Py_None);
+    SLOT(t, rec.released) = Py_NewRef(Py_False);
+    SLOT(t, rec.viewof) = Py_NewRef(Py_None);
+    SLOT(t, rec.views) = Py_NewRef(Py_None);
     /* hold(t), as _from_uop: unless a live array other than t holds the node already */
     Node *node = (Node *)n;
     PyObject *ref = node->holder, *other = NULL;
@@ -238,6 +232,28 @@ static PyObject *expand_to(PyObject *u, PyObject *shape) {
     return e;
 }
 
+/* Whether x is an array this file records for (1; 0: NotImplemented; -1: an error): its node,
+ * device and dtype kind's letter, and, where `grads`, that no_grad() is off (the Python path adds
+ * its DETACH there). */
+static int operand(PyObject *x, int grads, PyObject **u, PyObject **device, Py_UCS4 *kind) {
+    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array)) return 0;
+    *u = SLOT(x, rec.uop);
+    *device = SLOT(x, rec.device);
+    if (*u == NULL || *device == NULL || !PyObject_TypeCheck(*u, &NodeType)) return 0;
+    if (grads) {
+        PyObject *disabled = PyObject_GetAttr(rec.grad_mode, rec.str_disabled);
+        if (disabled == NULL) return -1;
+        int off = PyObject_IsTrue(disabled);
+        Py_DECREF(disabled);
+        if (off != 0) return off < 0 ? -1 : 0;
+    }
+    PyObject *k = PyObject_GetAttr(((Node *)*u)->dtype, rec.str_kind);
+    if (k == NULL) return -1;
+    *kind = PyUnicode_Check(k) && PyUnicode_GET_LENGTH(k) == 1 ? PyUnicode_READ_CHAR(k, 0) : 0;
+    Py_DECREF(k);
+    return 1;
+}
+
 /* record_binary(x, other, op, reflected, ints[, result dtype]): see the top of this file. */
 static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5 && nargs != 6) {
@@ -247,22 +263,14 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
     PyObject *x = args[0], *other = args[1], *op = args[2], *result = nargs == 6 ? args[5] : NULL;
     int reflected = PyObject_IsTrue(args[3]), ints = PyObject_IsTrue(args[4]);
     if (reflected < 0 || ints < 0) return NULL;
-    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array)) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *u = SLOT(x, rec.uop), *device = SLOT(x, rec.device);
-    if (u == NULL || device == NULL || !PyObject_TypeCheck(u, &NodeType)) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *disabled = PyObject_GetAttr(rec.grad_mode, rec.str_disabled);
-    if (disabled == NULL) return NULL;
-    int off = PyObject_IsTrue(disabled);
-    Py_DECREF(disabled);
-    if (off != 0) {   /* (no_grad(): the Python path adds its DETACH) */
-        if (off < 0) return NULL;
+    PyObject *u, *device;
+    Py_UCS4 kind;
+    int usable = operand(x, 1, &u, &device, &kind);
+    if (usable <= 0) {
+        if (usable < 0) return NULL;
         Py_RETURN_NOTIMPLEMENTED;
     }
     PyObject *dtype = ((Node *)u)->dtype;
-    PyObject *kind_str = PyObject_GetAttr(dtype, rec.str_kind);
-    if (kind_str == NULL) return NULL;
-    Py_UCS4 kind = PyUnicode_Check(kind_str) && PyUnicode_GET_LENGTH(kind_str) == 1 ? PyUnicode_READ_CHAR(kind_str, 0) : 0;
-    Py_DECREF(kind_str);
     int is_float = kind == 'f', is_int = (kind == 'i' || kind == 'u') && ints;
     PyObject *second;   /* the other source: the constant, or the other array's node */
     PyObject *owned = NULL;   /* x's node broadcast, where it is (u is then this reference) */
@@ -405,25 +413,15 @@ static PyObject *record_matmul(PyObject *module, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_TypeError, "record_matmul takes 2 arguments");
         return NULL;
     }
-    PyObject *x = args[0], *y = args[1];
-    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array) ||
-        !PyObject_TypeCheck(y, (PyTypeObject *)rec.array))
-        Py_RETURN_NOTIMPLEMENTED;
-    PyObject *a = SLOT(x, rec.uop), *b = SLOT(y, rec.uop), *device = SLOT(x, rec.device);
-    if (a == NULL || b == NULL || device == NULL || SLOT(y, rec.device) != device ||
-        !PyObject_TypeCheck(a, &NodeType) || !PyObject_TypeCheck(b, &NodeType) || ((Node *)a)->dtype != ((Node *)b)->dtype)
+    PyObject *x = args[0], *y = args[1], *a, *b, *device, *device_b;
+    Py_UCS4 kind, kind_b;
+    int usable = operand(x, 1, &a, &device, &kind);
+    if (usable > 0) usable = operand(y, 0, &b, &device_b, &kind_b);
+    if (usable < 0) return NULL;
+    if (!usable || device_b != device || ((Node *)a)->dtype != ((Node *)b)->dtype ||
+        (kind != 'f' && kind != 'i' && kind != 'u'))
         Py_RETURN_NOTIMPLEMENTED;
     PyObject *dtype = ((Node *)a)->dtype;
-    PyObject *disabled = PyObject_GetAttr(rec.grad_mode, rec.str_disabled);
-    if (disabled == NULL) return NULL;
-    int off = PyObject_IsTrue(disabled);
-    Py_DECREF(disabled);
-    PyObject *kind_str = off ? NULL : PyObject_GetAttr(dtype, rec.str_kind);
-    if (off < 0 || (!off && kind_str == NULL)) return NULL;
-    Py_UCS4 kind = kind_str && PyUnicode_Check(kind_str) && PyUnicode_GET_LENGTH(kind_str) == 1 ?
-                   PyUnicode_READ_CHAR(kind_str, 0) : 0;
-    Py_XDECREF(kind_str);
-    if (off || (kind != 'f' && kind != 'i' && kind != 'u')) Py_RETURN_NOTIMPLEMENTED;
     PyObject *sa = node_get_shape((Node *)a, NULL), *sb = sa ? node_get_shape((Node *)b, NULL) : NULL;
     if (sb == NULL) {
         Py_XDECREF(sa);
@@ -492,24 +490,13 @@ static PyObject *record_unary(PyObject *module, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_TypeError, "record_unary(x, op, kinds: str)");
         return NULL;
     }
-    PyObject *x = args[0], *op = args[1];
-    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array)) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *u = SLOT(x, rec.uop), *device = SLOT(x, rec.device);
-    if (u == NULL || device == NULL || !PyObject_TypeCheck(u, &NodeType)) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *disabled = PyObject_GetAttr(rec.grad_mode, rec.str_disabled);
-    if (disabled == NULL) return NULL;
-    int off = PyObject_IsTrue(disabled);
-    Py_DECREF(disabled);
-    if (off != 0) {
-        if (off < 0) return NULL;
+    PyObject *x = args[0], *op = args[1], *u, *device;
+    Py_UCS4 kind;
+    int usable = operand(x, 1, &u, &device, &kind);
+    if (usable < 0) return NULL;
+    if (!usable || !kind || PyUnicode_FindChar(args[2], kind, 0, PyUnicode_GET_LENGTH(args[2]), 1) < 0)
         Py_RETURN_NOTIMPLEMENTED;
-    }
-    PyObject *dtype = ((Node *)u)->dtype, *kind = PyObject_GetAttr(dtype, rec.str_kind);
-    if (kind == NULL) return NULL;
-    int allowed = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == 1 &&
-                  PyUnicode_FindChar(args[2], PyUnicode_READ_CHAR(kind, 0), 0, PyUnicode_GET_LENGTH(args[2]), 1) >= 0;
-    Py_DECREF(kind);
-    if (!allowed) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *dtype = ((Node *)u)->dtype;
     PyObject *shape = node_get_shape((Node *)u, NULL);
     if (shape == NULL) return NULL;
     PyObject *n = shaped_node(op, dtype, PyTuple_Pack(1, u), Py_None, shape);
@@ -526,14 +513,12 @@ static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize
     PyObject *x = args[0], *op = args[1], *axis = args[2];
     int keepdims = PyObject_IsTrue(args[3]);
     if (keepdims < 0) return NULL;
-    if (rec.array == NULL || !PyObject_TypeCheck(x, (PyTypeObject *)rec.array)) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *u = SLOT(x, rec.uop);
-    if (u == NULL || !PyObject_TypeCheck(u, &NodeType)) Py_RETURN_NOTIMPLEMENTED;
-    PyObject *dtype = ((Node *)u)->dtype, *kind = PyObject_GetAttr(dtype, rec.str_kind);
-    if (kind == NULL) return NULL;
-    int is_float = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == 1 && PyUnicode_READ_CHAR(kind, 0) == 'f';
-    Py_DECREF(kind);
-    if (!is_float) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *u, *device;
+    Py_UCS4 kind;
+    int usable = operand(x, 0, &u, &device, &kind);   /* (a node: the caller makes the array) */
+    if (usable < 0) return NULL;
+    if (!usable || kind != 'f') Py_RETURN_NOTIMPLEMENTED;
+    PyObject *dtype = ((Node *)u)->dtype;
     PyObject *shape = node_get_shape((Node *)u, NULL);
     if (shape == NULL) return NULL;
     Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
