@@ -204,18 +204,19 @@ def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
     return recorded
 
 
-def fast_comparison(op: Ops, general: Any, reflected: bool = False) -> Any:
-    """The comparison `x (op) other` (`other (op) x`, reflected: `x > c` is `c < x`), the commonest
-    operands (fast_operator's, of one shape) recorded in C; any other, and every one without the
-    C module, by `general`."""
+def fast_recorded(op: Ops, general: Any, reflected: bool = False, ints: bool = True, result: DType | None = None) -> Any:
+    """The operator `x (op) other` (`other (op) x`, reflected: `x > c` is `c < x`) with
+    fast_operator's operands recorded in C (integer arrays only where `ints`; of dtype `result`, a
+    comparison's bool, where given): comparisons and powers, whose Python path is the general one;
+    any other operands, and every one without the C module, by `general`."""
     record = _record
     if record is None:
         return general
 
-    def compared(x: Array, other: Any) -> Any:
-        out = record(x, other, op, reflected, True, dtypes.bool_)
+    def recorded(x: Array, other: Any) -> Any:
+        out = record(x, other, op, reflected, ints, result)
         return general(x, other) if out is NotImplemented else out
-    return compared
+    return recorded
 
 
 # `x (op) c` and `x (op) y` of one shape, recorded in C (`compiler/record_native.c`)

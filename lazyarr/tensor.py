@@ -65,7 +65,7 @@ def _inplace(fn):
 def _equality(op: Ops, fn, value: bool):
     """== and != as NumPy's: against None or a string (which no element equals) the answer is
     elementwise, False everywhere for == and True for !=, of the array's shape, dtype bool."""
-    compare = ew.fast_comparison(op, _binary(fn))
+    compare = ew.fast_recorded(op, _binary(fn), result=dtypes.bool_)
 
     def op(self: Tensor, other: Any) -> Tensor:
         if other is None or isinstance(other, (str, bytes)):
@@ -201,7 +201,10 @@ class Tensor(Array):
     __floordiv__, __rfloordiv__, __ifloordiv__ = (_binary(ew.floor_divide), _binary(ew.floor_divide, True),
                                                   _inplace(ew.floor_divide))
     __mod__, __rmod__, __imod__ = _binary(ew.remainder), _binary(ew.remainder, True), _inplace(ew.remainder)
-    __pow__, __rpow__, __ipow__ = _binary(ew.pow), _binary(ew.pow, True), _inplace(ew.pow)
+    # (integer arrays take the Python path, which refuses negative integer powers)
+    __pow__ = ew.fast_recorded(Ops.POW, _binary(ew.pow), ints=False)
+    __rpow__ = ew.fast_recorded(Ops.POW, _binary(ew.pow, True), reflected=True, ints=False)
+    __ipow__ = _inplace(ew.pow)
     __matmul__, __rmatmul__, __imatmul__ = _binary(linear_algebra.matmul), _binary(linear_algebra.matmul, True), _inplace(linear_algebra.matmul)
     __and__, __rand__, __iand__ = _binary(ew.bitwise_and), _binary(ew.bitwise_and, True), _inplace(ew.bitwise_and)
     __or__, __ror__, __ior__ = _binary(ew.bitwise_or), _binary(ew.bitwise_or, True), _inplace(ew.bitwise_or)
@@ -210,9 +213,10 @@ class Tensor(Array):
                                             _inplace(ew.bitwise_left_shift))
     __rshift__, __rrshift__, __irshift__ = (_binary(ew.bitwise_right_shift), _binary(ew.bitwise_right_shift, True),
                                             _inplace(ew.bitwise_right_shift))
-    __lt__, __le__ = ew.fast_comparison(Ops.CMPLT, _binary(ew.less)), ew.fast_comparison(Ops.CMPLE, _binary(ew.less_equal))
-    __gt__ = ew.fast_comparison(Ops.CMPLT, _binary(ew.greater), reflected=True)
-    __ge__ = ew.fast_comparison(Ops.CMPLE, _binary(ew.greater_equal), reflected=True)
+    __lt__ = ew.fast_recorded(Ops.CMPLT, _binary(ew.less), result=dtypes.bool_)
+    __le__ = ew.fast_recorded(Ops.CMPLE, _binary(ew.less_equal), result=dtypes.bool_)
+    __gt__ = ew.fast_recorded(Ops.CMPLT, _binary(ew.greater), reflected=True, result=dtypes.bool_)
+    __ge__ = ew.fast_recorded(Ops.CMPLE, _binary(ew.greater_equal), reflected=True, result=dtypes.bool_)
     __eq__, __ne__ = _equality(Ops.CMPEQ, ew.equal, False), _equality(Ops.CMPNE, ew.not_equal, True)
     __hash__ = Array.__hash__
 

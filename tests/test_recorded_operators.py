@@ -174,14 +174,15 @@ def test_matmul_in_c_keeps_gradients():
 
 
 COMPARISONS = {"<": (operator.lt, ew.less), "<=": (operator.le, ew.less_equal), ">": (operator.gt, ew.greater),
-               ">=": (operator.ge, ew.greater_equal), "==": (operator.eq, ew.equal), "!=": (operator.ne, ew.not_equal)}
+               ">=": (operator.ge, ew.greater_equal), "==": (operator.eq, ew.equal), "!=": (operator.ne, ew.not_equal),
+               "**": (operator.pow, ew.pow)}   # (powers take the same path, of the operands' dtype)
 
 
 @needs_native
 @given(name=st.sampled_from(sorted(COMPARISONS)), dtype=st.sampled_from(DTYPES), reflected=st.booleans(),
        how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
        other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "other dtype"])))
-def test_comparisons_in_c_record_what_the_python_path_records(name, dtype, reflected, how, shape, other):
+def test_comparisons_and_powers_in_c_record_what_the_python_path_records(name, dtype, reflected, how, shape, other):
     x = _made(how, dtype, shape)
     if other == "same":
         y = _made("computed", dtype, shape)
@@ -199,7 +200,8 @@ def test_comparisons_in_c_record_what_the_python_path_records(name, dtype, refle
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and got[0] is want[0]
         return
-    assert got.uop is want.uop and got.dtype == xp.bool and got.device is want.device
+    assert got.uop is want.uop and got.dtype == want.dtype and got.device is want.device
+    assert got.dtype == xp.bool or name == "**"
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 

@@ -5,7 +5,7 @@
  * calls that find the constant and make the array.
  *
  * record_binary(x, other, op, reflected, ints[, result]) builds the node the Python path builds
- * (of dtype `result` where given: a comparison's bool; of the operands' otherwise; the constant
+ * (of dtype `result` where given and not None: a comparison's bool; of the operands' otherwise; the constant
  * from graph.const's memo, or graph.const itself; the node's shape set) and the array as
  * Array._from_uop makes it (of class Array.made, holding the node, recorded as its holder), or
  * returns NotImplemented for anything else (other operands, other dtypes, broadcasting, no_grad()),
@@ -260,7 +260,7 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_TypeError, "record_binary takes 5 or 6 arguments");
         return NULL;
     }
-    PyObject *x = args[0], *other = args[1], *op = args[2], *result = nargs == 6 ? args[5] : NULL;
+    PyObject *x = args[0], *other = args[1], *op = args[2], *result = nargs == 6 && args[5] != Py_None ? args[5] : NULL;
     int reflected = PyObject_IsTrue(args[3]), ints = PyObject_IsTrue(args[4]);
     if (reflected < 0 || ints < 0) return NULL;
     PyObject *u, *device;
