@@ -1,6 +1,7 @@
-/* Recording the commonest elementwise operation in C: elementwise.fast_operator's first case,
- * `x (op) c` for an array x of a float dtype and a Python float or int c (of an integer dtype and a
- * Python int, where `ints`), and `x (op) y` for two arrays of one dtype, shape and device. A loop
+/* Recording the commonest array operations in C: elementwise.fast_operator's and fast_recorded's
+ * case, `x (op) c` for an array x of a float dtype and a Python float or int c (of an integer dtype
+ * and a Python int, where `ints`), and `x (op) y` for two arrays of one dtype and device (broadcast
+ * as the Python path does); unary functions, reductions and matmul below. A loop
  * records dozens of these an iteration; in Python each costs about a microsecond, most of it the
  * calls that find the constant and make the array.
  *
