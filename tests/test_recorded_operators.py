@@ -49,7 +49,8 @@ def _outcome(f, x, y):
 @needs_native
 @given(name=st.sampled_from(sorted(OPERATORS)), dtype=st.sampled_from(DTYPES), reflected=st.booleans(),
        how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
-       other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "column", "0-d", "other dtype"])))
+       other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "column", "0-d", "other dtype"]),
+                       st.floats(), st.integers(-2**70, 2**70)))   # (new constants: built, not found)
 def test_the_c_path_records_what_the_python_path_records(name, dtype, reflected, how, shape, other):
     x = _made(how, dtype, shape)
     if other == "same":

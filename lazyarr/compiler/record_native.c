@@ -32,7 +32,7 @@ static struct {
     PyObject *check_fits;      /* dtypes.check_scalar_fits */
     PyTypeObject *uop_type;    /* uop.UOp */
     PyObject *reshape, *expand, *mul, *reduce, *add;   /* Ops.RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD */
-    PyObject *str_made, *str_disabled, *str_kind;
+    PyObject *str_made, *str_disabled, *str_kind, *str_itemsize;
 } rec;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
@@ -70,7 +70,9 @@ static PyObject *setup_record(PyObject *module, PyObject *args) {
         rec.str_made = PyUnicode_InternFromString("made");
         rec.str_disabled = PyUnicode_InternFromString("disabled");
         rec.str_kind = PyUnicode_InternFromString("kind");
-        if (rec.str_made == NULL || rec.str_disabled == NULL || rec.str_kind == NULL) return NULL;
+        rec.str_itemsize = PyUnicode_InternFromString("itemsize");
+        if (rec.str_made == NULL || rec.str_disabled == NULL || rec.str_kind == NULL || rec.str_itemsize == NULL)
+            return NULL;
     }
     PyObject *keep[] = {array, grad_mode, consts, const_fn, check_fits, uop_type};
     for (int i = 0; i < 6; i++) Py_INCREF(keep[i]);
@@ -83,6 +85,9 @@ static PyObject *setup_record(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *shaped_node(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg, PyObject *shape);
+static PyObject *moved(PyObject *u, PyObject *shape, int expand);
+
 /* The constants met last, by (value's type and bits, dtype, shape object): a loop's scalars come
  * back every step, and building graph.const's key and hashing it costs most of a lookup there.
  * Each entry holds its node. */
@@ -93,10 +98,49 @@ static struct {
     PyObject *dtype, *shape, *node;
 } recent[RECENT];
 
+/* graph.const's nodes, built here, for a float32 or float64 dtype, or an integer dtype and a
+ * Python int that check_scalar_fits let through (whose value is then the int itself); NULL without
+ * an error for any other (float16: the call). A new reference. */
+static PyObject *build_constant(PyObject *value, PyObject *dtype, PyObject *shape, Py_UCS4 kind) {
+    PyObject *arg;
+    if (kind == 'f') {
+        PyObject *size = PyObject_GetAttr(dtype, rec.str_itemsize);
+        long itemsize = size ? PyLong_AsLong(size) : -1;
+        Py_XDECREF(size);
+        double d = itemsize == 4 || itemsize == 8 ? PyFloat_AsDouble(value) : -1.0;
+        if (PyErr_Occurred() || (itemsize != 4 && itemsize != 8)) {   /* (an int too large: the call raises) */
+            PyErr_Clear();
+            return NULL;
+        }
+        arg = PyFloat_FromDouble(itemsize == 4 ? (double)(float)d : d);   /* (dtypes.python_value's rounding) */
+    } else if ((kind == 'i' || kind == 'u') && PyLong_CheckExact(value)) {
+        arg = Py_NewRef(value);
+    } else {
+        return NULL;
+    }
+    PyObject *scalar = PyTuple_New(0);
+    PyObject *c = arg && scalar ? shaped_node(op_const, dtype, PyTuple_New(0), arg, scalar) : NULL;
+    Py_XDECREF(arg);
+    Py_XDECREF(scalar);
+    Py_ssize_t n = PyTuple_GET_SIZE(shape);
+    if (c == NULL || n == 0) return c;
+    PyObject *ones = PyTuple_New(n);
+    for (Py_ssize_t i = 0; ones != NULL && i < n; i++) PyTuple_SET_ITEM(ones, i, PyLong_FromLong(1));
+    PyObject *u = ones ? shaped_node(rec.reshape, dtype, PyTuple_Pack(1, c), ones, ones) : NULL;
+    Py_DECREF(c);
+    if (u != NULL) {   /* (moved(): u itself where the shape is all ones) */
+        PyObject *e = moved(u, shape, 1);
+        Py_DECREF(u);
+        u = e;
+    }
+    Py_XDECREF(ones);
+    return u;
+}
+
 /* graph.const(value, dtype, shape): from `recent`, or from graph.const's memo where the value has
- * an entry there (the key graph.const makes; zeros and NaN take the call), else the call. A new
- * reference. */
-static PyObject *constant(PyObject *value, PyObject *dtype, PyObject *shape) {
+ * an entry there (the key graph.const makes; zeros and NaN take the call), else built here
+ * (build_constant), else the call. A new reference. */
+static PyObject *constant(PyObject *value, PyObject *dtype, PyObject *shape, Py_UCS4 kind) {
     int is_float = PyFloat_CheckExact(value), overflow = 0;
     double v = is_float ? PyFloat_AS_DOUBLE(value) : 1.0;
     long long bits = 0;
@@ -121,7 +165,8 @@ static PyObject *constant(PyObject *value, PyObject *dtype, PyObject *shape) {
         Py_XINCREF(c);
         if (c == NULL && PyErr_Occurred()) return NULL;
     }
-    if (c == NULL) c = PyObject_CallFunctionObjArgs(rec.const_fn, value, dtype, shape, NULL);
+    if (c == NULL) c = build_constant(value, dtype, shape, kind);
+    if (c == NULL && !PyErr_Occurred()) c = PyObject_CallFunctionObjArgs(rec.const_fn, value, dtype, shape, NULL);
     if (c != NULL && cacheable) {   /* (the shape object is held: its address stays its own) */
         Py_INCREF(c);
         Py_INCREF(dtype);
@@ -205,8 +250,6 @@ static PyObject *broadcast(PyObject *sa, PyObject *sb) {
     return out;
 }
 
-static PyObject *moved(PyObject *u, PyObject *shape, int expand);
-
 /* graph.expand_uop(u, shape): leading axes of length 1 added, then axes of length 1 stretched. */
 static PyObject *expand_to(PyObject *u, PyObject *shape) {
     PyObject *now = node_get_shape((Node *)u, NULL);
@@ -287,7 +330,7 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
             }
             Py_DECREF(ok);
         }
-        second = constant(other, dtype, shape);
+        second = constant(other, dtype, shape, kind);
         if (second == NULL) {
             Py_DECREF(shape);
             return NULL;
