@@ -385,23 +385,9 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
     PyObject *src = reflected ? PyTuple_Pack(2, second, u) : PyTuple_Pack(2, u, second);
     Py_DECREF(second);
     Py_XDECREF(owned);
-    PyObject *node_args = src ? PyTuple_Pack(3, op, result ? result : dtype, src) : NULL;
-    Py_XDECREF(src);
-    PyObject *n = node_args ? node_new(rec.uop_type, node_args, NULL) : NULL;
-    Py_XDECREF(node_args);
-    if (n == NULL) {
-        Py_DECREF(shape);
-        return NULL;
-    }
-    Node *node = (Node *)n;
-    if ((node->shape == NULL || node->shape == Py_None) &&
-        node_set_cache(node, shape, (void *)offsetof(Node, shape)) < 0) {
-        Py_DECREF(shape);
-        Py_DECREF(n);
-        return NULL;
-    }
+    PyObject *n = shaped_node(op, result ? result : dtype, src, Py_None, shape);
     Py_DECREF(shape);
-    return make_array(n, device);
+    return n ? make_array(n, device) : NULL;
 }
 
 /* The node (op, dtype, src, arg) with its shape `shape` set where it has none; steals src. */
