@@ -41,11 +41,14 @@ def reduce(x: Array, op: Ops, axis: Any = None, keepdims: bool = False, dtype: D
     return wrap(_reduce_uop(x, op, axis, keepdims, dtype), x.device)
 
 
-# the nodes of _reduce_uop for a float array, built in C (compiler/record_native.c)
+# _reduce_uop's nodes for a float array, built in C (compiler/record_native.c); every reduction takes it
 _record = getattr(_native, "record_reduce", None)
 
 
 def _reduce_uop(x: Array, op: Ops, axis: Any, keepdims: bool, dtype: DType | None) -> UOp:
+    if _record is not None and (dtype is None or dtype is x.uop.dtype) and \
+            (out := _record(x, op, axis, keepdims)) is not NotImplemented:
+        return out   # (a float array of no empty axis: the nodes below, built in C)
     shape = x.shape
     axes = normalize_axes(axis, len(shape))
     u = cast_uop(x.uop, dtype or x.dtype)
@@ -75,8 +78,6 @@ def _sum_dtype(d: DType) -> DType:
 
 
 def sum(x: Array, /, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
-    if dtype is None and _record is not None and (u := _record(x, Ops.ADD, axis, keepdims)) is not NotImplemented:
-        return wrap(u, x.device)   # (a float array: _reduce_uop's nodes, built in C)
     x = as_tensor(x)
     return reduce(x, Ops.ADD, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
@@ -92,16 +93,12 @@ def _ordered(name: str, x: Array) -> None:
 
 
 def max(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
-    if _record is not None and (u := _record(x, Ops.MAX, axis, keepdims)) is not NotImplemented:
-        return wrap(u, x.device)
     x = as_tensor(x)
     _ordered("max", x)
     return reduce(x, Ops.MAX, axis, keepdims)
 
 
 def min(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
-    if _record is not None and (u := _record(x, Ops.MIN, axis, keepdims)) is not NotImplemented:
-        return wrap(u, x.device)
     x = as_tensor(x)
     _ordered("min", x)
     return reduce(x, Ops.MIN, axis, keepdims)
@@ -117,9 +114,7 @@ def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     standard leaves them unspecified). Empty → NaN."""
     x = as_tensor(x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
-    total = _record(x, Ops.ADD, axis, keepdims) if _record is not None else NotImplemented
-    if total is NotImplemented:
-        total = _reduce_uop(x, Ops.ADD, axis, keepdims, d)
+    total = _reduce_uop(x, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis)
     if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
         parts = (alu(Ops.FDIV, p(total), float(n) if n else math.nan) for p in (real_part, imag_part))

@@ -229,7 +229,7 @@ def test_unary_functions_in_c_record_what_the_python_path_records(name, dtype, h
 
 
 @needs_native
-@given(name=st.sampled_from(["sum", "max", "min", "mean"]), dtype=st.sampled_from(DTYPES),
+@given(name=st.sampled_from(["sum", "prod", "max", "min", "mean"]), dtype=st.sampled_from(DTYPES),
        how=st.sampled_from(["asarray", "computed", "view", "full"]),
        shape=st.sampled_from([(), (3,), (2, 3), (2, 3, 4), (0, 3), (2, 0)]),
        axis=st.sampled_from([None, 0, 1, -1, 2, -4, (0, 1), (1, 0), (0, 0), (), [0], 1.0, True]),
