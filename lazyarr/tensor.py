@@ -62,10 +62,10 @@ def _inplace(fn):
     return op
 
 
-def _equality(op: Ops, fn, value: bool):
+def _equality(comparison: Ops, fn, value: bool):
     """== and != as NumPy's: against None or a string (which no element equals) the answer is
     elementwise, False everywhere for == and True for !=, of the array's shape, dtype bool."""
-    compare = ew.fast_recorded(op, _binary(fn), result=dtypes.bool_)
+    compare = ew.fast_recorded(comparison, _binary(fn), result=dtypes.bool_)
 
     def op(self: Tensor, other: Any) -> Tensor:
         if other is None or isinstance(other, (str, bytes)):
