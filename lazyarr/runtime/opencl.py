@@ -31,6 +31,8 @@ from lazyarr.runtime.cache import cache_key, load_cached, pocl_cache_dir
 from lazyarr.runtime.device import Buffer, Device
 from lazyarr.runtime.errors import CompileError
 
+GROUP_ITEMS = 256   # work-items of a work-group along dimension 0, where the kernel has no groups of its own
+
 INSTALL_HINT = ("no OpenCL platform is available: install one, e.g. PoCL for the CPU (Debian/Ubuntu: "
                 "apt-get install -y pocl-opencl-icd) and pyopencl (pip install pyopencl)")
 
@@ -83,9 +85,12 @@ class OpenCLProgram:
         """The global and local sizes of a launch with size arguments `sizes`."""
         n = [int(v) if v.isdigit() else (min(sizes[int(v[1:])], MAX_WORK_ITEMS) if sizes else 1)
              for v in self.launch_sizes]
-        # the kernel's own work-groups (group reductions), else up to 256 along dimension 0; the grid
-        # rounds up (the loops are grid-stride)
-        local = self.own_groups or (min(256, n[0]),) + (1,) * (len(n) - 1)
+        # the kernel's own work-groups (group reductions), else up to GROUP_ITEMS along dimension 0;
+        # the grid rounds up (the loops are grid-stride). A length that is a size argument gets
+        # GROUP_ITEMS whatever its value: PoCL compiles a kernel again (~70 ms) for every work-group
+        # size it is launched with, and a shape-generic kernel's many small shapes would each cost one
+        first = n[0] if self.launch_sizes[0].isdigit() else GROUP_ITEMS
+        local = self.own_groups or (min(GROUP_ITEMS, first),) + (1,) * (len(n) - 1)
         return tuple(-(-k // g) * g for k, g in zip(n, local)), local
 
     def __call__(self, buffers: list[Buffer], extra: tuple[int, ...] = (), scalars: tuple = ()) -> None:
