@@ -17,6 +17,9 @@ from lazyarr.runtime.items import CallItem, ScheduleItem
 from lazyarr.runtime.prepared import PreparedLaunches, PreparedRun
 
 
+PREPARE_AFTER = 2   # uses of a cached schedule after which its launches are prepared
+
+
 class _Realized:
     """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`
     slot, which only this class reads and writes; the native walk stops at nodes that have one), so
@@ -136,11 +139,11 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
 
 
 def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -> None:
-    """A schedule cache entry was used again: once it is used as often as a kernel must run to be
-    optimised (`settings.hot_calls`), its launches are prepared (`lazyarr.runtime.prepared`)."""
+    """A schedule cache entry was used again: once it came back (PREPARE_AFTER uses), its launches
+    are prepared (`lazyarr.runtime.prepared`)."""
     uses = entry.launches
     uses[0] += 1
-    if uses[0] == settings.hot_calls:
+    if uses[0] == PREPARE_AFTER:
         uses[1] = PreparedLaunches.of(entry.kernels, programs, n_inputs, len(entry.new), n_scalars,
                                       executor.installed())
 

@@ -97,7 +97,10 @@ stage_nodes: int = _env_int("LAZYARR_STAGE_NODES", 512)
 # tiered compilation (lazyarr.runtime.cpu)
 tiered: bool = bool(_env_int("LAZYARR_TIERED", 1))
 fast_cc: str = os.environ.get("LAZYARR_FAST_CC", "tcc")
-hot_calls: int = _env_int("LAZYARR_HOT_CALLS", 2)
+# a first-tier kernel is optimised once its calls add up to more than hot_work operations, or after
+# hot_calls calls (a small kernel's gcc compile, ~115 ms of a core, buys little: a test suite or an
+# interactive session runs thousands of such kernels a few times each)
+hot_calls: int = _env_int("LAZYARR_HOT_CALLS", 32)
 fast_compile_work: int = _env_int("LAZYARR_FAST_COMPILE_WORK", 1 << 24)
 hot_work: int = _env_int("LAZYARR_HOT_WORK", 1 << 17)
 optimise_budget: float = _env_int("LAZYARR_OPTIMISE_BUDGET_MS", 20) / 1000

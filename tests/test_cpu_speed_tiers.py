@@ -52,6 +52,30 @@ def test_small_kernels_start_on_the_fast_compiler_and_turn_optimised_once_hot(fr
 
 
 @needs_tcc
+def test_a_kernel_is_hot_by_the_work_its_calls_add_up_to_or_by_many_calls(fresh, monkeypatch):
+    # a small kernel run a few times is not worth gcc's ~115 ms (a test suite runs thousands such);
+    # one whose calls add up to hot_work operations is, before hot_calls calls
+    monkeypatch.setattr(settings, "hot_calls", 6)
+    t = small(0.375)
+    prog = program_of(t)
+    assert prog.work * 5 < settings.hot_work
+    for _ in range(5):
+        small(0.375).realize()
+    assert not prog.hot() and prog.future is None
+    for _ in range(2):   # the sixth call makes it hot; a run then starts the optimised compile
+        small(0.375).realize()
+    assert prog.future is not None and prog.wait() == "opt"
+    monkeypatch.setattr(settings, "hot_work", prog.work * 2)   # two calls do that much
+    big = cpu_compiler.TieredProgram(prog.device, prog.name, prog.ast, prog.transcendentals, prog.current)
+    big.object_for(())
+    assert not big.hot()
+    big.object_for(())
+    assert not big.hot()
+    big.object_for(())
+    assert big.hot()
+
+
+@needs_tcc
 def test_a_generic_kernel_run_often_with_one_set_of_sizes_is_compiled_for_them(fresh, monkeypatch):
     monkeypatch.setattr(settings, "hot_calls", 2)
     monkeypatch.setattr(cpu_compiler, "SPECIALISE_CALLS", 4)

@@ -18,8 +18,9 @@ executor runs for all of a schedule's missing kernels at once, in parallel):
   at once (gcc -O3 -march=native, with kernel optimisation);
 - any other kernel is first rendered without kernel optimisation and compiled by the fast
   compiler (`settings.fast_cc`, tcc: ~6 ms where gcc takes ~115 ms, but its code is 10-50x
-  slower), and once it has run `settings.hot_calls` times it is rendered optimised and compiled
-  by gcc on a background thread; calls keep using the first tier until that object is loaded;
+  slower), and once its calls add up to `settings.hot_work` operations (one large call, or a
+  few) or it has run `settings.hot_calls` times, it is rendered optimised and compiled by gcc on
+  a background thread; calls keep using the first tier until that object is loaded;
 - a shape-generic kernel that keeps running with the same sizes is compiled once more, for those
   sizes, with kernel optimisation (`TieredProgram`).
 Without the fast compiler (or with LAZYARR_TIERED=0) every kernel is compiled optimised.

@@ -146,8 +146,8 @@ SPECIALISE_SIZES = 8    # the sets of sizes counted per kernel
 
 
 class TieredProgram:
-    """A kernel running on its first-tier object until the optimised one is loaded. Once it has run
-    `settings.hot_calls` times, the executor asks for the optimised object at the start of a later
+    """A kernel running on its first-tier object until the optimised one is loaded. Once it is hot
+    (`hot`), the executor asks for the optimised object at the start of a later
     schedule run (`optimise`: rendered on the caller's thread, which owns the graph, and compiled
     on a background one), and the first call after it is ready swaps it in.
 
@@ -177,11 +177,12 @@ class TieredProgram:
         self.failed: set[tuple[int, ...]] = set()              # sizes whose compile failed: not asked again
 
     def hot(self) -> bool:
-        """Whether the kernel ran often enough to be optimised (`settings.hot_calls` times, or once
-        with more than `settings.hot_work` operations), or to be compiled for sizes it keeps
-        running with, and that is not yet on its way."""
+        """Whether the kernel ran enough to be optimised (its calls did more than `settings.hot_work`
+        operations in all, or there were `settings.hot_calls` of them), or to be compiled for sizes
+        it keeps running with, and that is not yet on its way. (A shape-generic kernel's work counts
+        its loops of argument length once: it is optimised by its calls.)"""
         if self.future is None:
-            return self.calls >= settings.hot_calls or (self.calls >= 1 and self.work > settings.hot_work)
+            return self.calls >= settings.hot_calls or self.calls * self.work > settings.hot_work
         return bool(self.due)
 
     def optimise(self) -> None:
