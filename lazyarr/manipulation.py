@@ -268,13 +268,35 @@ def roll(x: Array, /, shift: int | tuple[int, ...], axis: int | tuple[int, ...] 
         n = x.shape[a]
         if n == 0 or s % n == 0:
             continue
-        s %= n
-        # [x, x] shrunk to the window that starts n - s in
-        doubled = _joined([u, u], u.dtype, a)
-        bounds = [(0, d) for d in u.shape]
-        bounds[a] = (n - s, 2 * n - s)
-        u = shrink_uop(doubled, bounds)
+        u = _rolled(u, a, s % n)
     return wrap(u, x.device)
+
+
+_roll_masks: dict[tuple, UOp] = {}   # (shape, axis, shift) → where a roll takes the elements it moved on
+
+
+def _rolled(u: UOp, a: int, s: int) -> UOp:
+    """u rolled by 0 < s < n along axis a (of length n): x[:n-s] moved s on, x[n-s:] to the front,
+    the two padded and selected between (a sum of the pads would lose -0.0's sign). The selection
+    depends on the shape alone and is built once per shape (a game of life rolls its board sixteen
+    times a generation)."""
+    shape = u.shape
+    n, key = shape[a], (shape, a, s)
+    moved_on = _roll_masks.get(key)
+    if moved_on is None:
+        if len(_roll_masks) >= 256:
+            _roll_masks.clear()
+        position = shaped(UOp(Ops.IOTA, dtypes.index, (), n), (n,))
+        at_or_past = shaped(UOp(Ops.CMPLE, dtypes.bool_, (const(s, dtypes.index, (n,)), position)), (n,))
+        line = (1,) * a + (n,) + (1,) * (len(shape) - a - 1)
+        moved_on = _roll_masks[key] = expand_uop(reshape_uop(at_or_past, line), shape)
+    whole = ((0, 0),) * a, ((0, 0),) * (len(shape) - a - 1)
+    kept = tuple((0, d) for d in shape[:a]), tuple((0, d) for d in shape[a + 1:])
+    head = shaped(UOp(Ops.SHRINK, u.dtype, (u,), kept[0] + ((0, n - s),) + kept[1]), shape[:a] + (n - s,) + shape[a + 1:])
+    tail = shaped(UOp(Ops.SHRINK, u.dtype, (u,), kept[0] + ((n - s, n),) + kept[1]), shape[:a] + (s,) + shape[a + 1:])
+    head = shaped(UOp(Ops.PAD, u.dtype, (head,), whole[0] + ((s, 0),) + whole[1]), shape)
+    tail = shaped(UOp(Ops.PAD, u.dtype, (tail,), whole[0] + ((0, n - s),) + whole[1]), shape)
+    return shaped(UOp(Ops.WHERE, u.dtype, (moved_on, head, tail)), shape)
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:

@@ -112,6 +112,32 @@ def test_roll_tile_repeat(shape, shift):
     assert_close(xp.moveaxis(xp.asarray(a), 0, -1), np.moveaxis(a, 0, -1))
 
 
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5), shift=st.integers(-11, 11),
+       data=st.data())
+def test_roll_along_any_axes_moves_every_element_bit_for_bit(shape, shift, data):
+    # each element where NumPy puts it, signed zeros and NaNs included; inputs made as users make
+    # them (a transposed view, a slice, a value computed in the graph), several dtypes
+    dtype = data.draw(st.sampled_from([np.float64, np.float32, np.int16, np.bool_, np.complex64]))
+    a = (np.arange(np.prod(shape)).reshape(shape) % 7 - 3).astype(dtype)
+    if a.dtype.kind in "fc":
+        a.flat[0], a.flat[-1] = -0.0, np.nan
+    made = data.draw(st.sampled_from(["asarray", "transposed", "sliced", "computed"]))
+    if made == "transposed":
+        t = xp.permute_dims(xp.asarray(a.T), tuple(reversed(range(a.ndim))))
+    elif made == "sliced":
+        t = xp.asarray(np.concatenate([a, a], axis=0))[: shape[0]]
+    elif made == "computed":
+        t = xp.asarray(a) * xp.ones((), dtype=xp.asarray(a).dtype) if dtype is not np.bool_ else xp.asarray(a) & True
+    else:
+        t = xp.asarray(a)
+    a = t.numpy()   # (a computed input's values are the graph's: a complex NaN times one is NaN + NaN j)
+    axes = data.draw(st.sampled_from([None, 0, -1, tuple(range(a.ndim))]))
+    shifts = shift if not isinstance(axes, tuple) else tuple(shift + k for k in range(len(axes)))
+    got, want = xp.roll(t, shifts, axis=axes).numpy(), np.roll(a, shifts, axis=axes)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
 # ---- basic indexing ----
 
 index_entries = st.one_of(
