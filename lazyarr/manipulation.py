@@ -188,8 +188,6 @@ def _joined(parts: list[UOp], dtype: DType, ax: int) -> UOp:
     ndim = len(first)
     total = sum(p.shape[ax] for p in parts)
     shape = first[:ax] + (total,) + first[ax + 1:]
-    line = (1,) * ax + (total,) + (1,) * (ndim - ax - 1)   # the mask's shape, before it is broadcast
-    position = shaped(UOp(Ops.IOTA, dtypes.index, (), total), (total,))   # the index along the axis
     out, offset = None, 0
     for p in parts:
         n = p.shape[ax]
@@ -197,14 +195,30 @@ def _joined(parts: list[UOp], dtype: DType, ax: int) -> UOp:
         if n != total:
             piece = shaped(UOp(Ops.PAD, dtype, (piece,), ((0, 0),) * ax + ((offset, total - offset - n),) +
                                ((0, 0),) * (ndim - ax - 1)), shape)
-        if out is None:
-            out = piece
-        else:   # from this piece's offset on, this piece (a sum of zero padding would lose -0.0's sign)
-            start = shaped(UOp(Ops.CMPLE, dtypes.bool_, (const(offset, dtypes.index, (total,)), position)), (total,))
-            start = expand_uop(reshape_uop(start, line), shape)
-            out = shaped(UOp(Ops.WHERE, dtype, (start, piece, out)), shape)
+        # from this piece's offset on, this piece (a sum of zero padding would lose -0.0's sign)
+        out = piece if out is None else shaped(UOp(Ops.WHERE, dtype, (_from_on(shape, ax, offset), piece, out)), shape)
         offset += n
     return out
+
+
+_from_on_masks: dict[tuple, UOp] = {}
+
+
+def _from_on(shape: tuple[int, ...], a: int, start: int) -> UOp:
+    """Whether each position of `shape` lies at `start` or later along axis a: how joins and rolls
+    select between their pieces. Built once per (shape, axis, start): a loop stacks or rolls the
+    same shapes every iteration."""
+    key = (shape, a, start)
+    mask = _from_on_masks.get(key)
+    if mask is None:
+        if len(_from_on_masks) >= 512:
+            _from_on_masks.clear()
+        n = shape[a]
+        position = shaped(UOp(Ops.IOTA, dtypes.index, (), n), (n,))
+        mask = shaped(UOp(Ops.CMPLE, dtypes.bool_, (const(start, dtypes.index, (n,)), position)), (n,))
+        line = (1,) * a + (n,) + (1,) * (len(shape) - a - 1)
+        mask = _from_on_masks[key] = expand_uop(reshape_uop(mask, line), shape)
+    return mask
 
 
 def stack(arrays: Sequence[Array], /, axis: int = 0) -> Array:
@@ -272,31 +286,19 @@ def roll(x: Array, /, shift: int | tuple[int, ...], axis: int | tuple[int, ...] 
     return wrap(u, x.device)
 
 
-_roll_masks: dict[tuple, UOp] = {}   # (shape, axis, shift) → where a roll takes the elements it moved on
-
-
 def _rolled(u: UOp, a: int, s: int) -> UOp:
     """u rolled by 0 < s < n along axis a (of length n): x[:n-s] moved s on, x[n-s:] to the front,
-    the two padded and selected between (a sum of the pads would lose -0.0's sign). The selection
-    depends on the shape alone and is built once per shape (a game of life rolls its board sixteen
-    times a generation)."""
+    the two padded and selected between (a sum of the pads would lose -0.0's sign; a game of life
+    rolls its board sixteen times a generation)."""
     shape = u.shape
-    n, key = shape[a], (shape, a, s)
-    moved_on = _roll_masks.get(key)
-    if moved_on is None:
-        if len(_roll_masks) >= 256:
-            _roll_masks.clear()
-        position = shaped(UOp(Ops.IOTA, dtypes.index, (), n), (n,))
-        at_or_past = shaped(UOp(Ops.CMPLE, dtypes.bool_, (const(s, dtypes.index, (n,)), position)), (n,))
-        line = (1,) * a + (n,) + (1,) * (len(shape) - a - 1)
-        moved_on = _roll_masks[key] = expand_uop(reshape_uop(at_or_past, line), shape)
+    n = shape[a]
     whole = ((0, 0),) * a, ((0, 0),) * (len(shape) - a - 1)
     kept = tuple((0, d) for d in shape[:a]), tuple((0, d) for d in shape[a + 1:])
     head = shaped(UOp(Ops.SHRINK, u.dtype, (u,), kept[0] + ((0, n - s),) + kept[1]), shape[:a] + (n - s,) + shape[a + 1:])
     tail = shaped(UOp(Ops.SHRINK, u.dtype, (u,), kept[0] + ((n - s, n),) + kept[1]), shape[:a] + (s,) + shape[a + 1:])
     head = shaped(UOp(Ops.PAD, u.dtype, (head,), whole[0] + ((s, 0),) + whole[1]), shape)
     tail = shaped(UOp(Ops.PAD, u.dtype, (tail,), whole[0] + ((0, n - s),) + whole[1]), shape)
-    return shaped(UOp(Ops.WHERE, u.dtype, (moved_on, head, tail)), shape)
+    return shaped(UOp(Ops.WHERE, u.dtype, (_from_on(shape, a, s), head, tail)), shape)
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
