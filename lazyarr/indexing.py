@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.creation import asarray
 from lazyarr.arrays import Array, check_writable, grad_mode, is_broadcast_view, mark_broadcast_view, wrap
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, flip_uop, pad_uop, reshape_uop,
@@ -82,17 +82,22 @@ def _position(k: Any, n: int, axis: int) -> int:
     return i % n
 
 
+_record_index = getattr(_native, "record_index", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
+
+
 def getitem_int(x: Array, i: int) -> Array:
     """x[i] for a Python int i and x of at least one axis: `getitem`'s graph, without its general
-    bookkeeping (a loop reads `state[0]` every iteration)."""
-    shape = x.shape
-    n = shape[0]
-    i = _position(i, n, 0)
-    u, rest = x.uop, shape[1:]
-    if n != 1:   # (shapes known here, without the shape rules)
-        u = shaped(UOp(Ops.SHRINK, u.dtype, (u,), ((i, i + 1),) + tuple((0, m) for m in rest)), (1,) + rest)
-    u = shaped(UOp(Ops.RESHAPE, u.dtype, (u,), rest), rest)
-    out = wrap(u, x.device)
+    bookkeeping (a loop reads `state[0]` every iteration), recorded in C where it can be."""
+    out = NotImplemented if _record_index is None else _record_index(x, i)
+    if out is NotImplemented:   # (also an index out of range: its error below)
+        shape = x.shape
+        n = shape[0]
+        i = _position(i, n, 0)
+        u, rest = x.uop, shape[1:]
+        if n != 1:   # (shapes known here, without the shape rules)
+            u = shaped(UOp(Ops.SHRINK, u.dtype, (u,), ((i, i + 1),) + tuple((0, m) for m in rest)), (1,) + rest)
+        u = shaped(UOp(Ops.RESHAPE, u.dtype, (u,), rest), rest)
+        out = wrap(u, x.device)
     if is_broadcast_view(x):
         mark_broadcast_view(out)
     return out

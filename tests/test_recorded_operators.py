@@ -1,5 +1,6 @@
-"""The commonest elementwise operation recorded in C (`compiler/record_native.c`): the same nodes,
-arrays and errors as the Python path (`elementwise.fast_operator`), whatever the operands."""
+"""The commonest operations recorded in C (`compiler/record_native.c`: elementwise operators and
+functions, reductions, matmul, x[i]): the same nodes, arrays and errors as the Python path
+(`elementwise.fast_operator` and the others), whatever the operands."""
 import math
 import operator
 
@@ -249,3 +250,31 @@ def test_reductions_in_c_record_what_the_python_path_records(name, dtype, how, s
         return
     assert got.uop is want.uop and got.dtype == want.dtype and got.device is want.device
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@needs_native
+@given(dtype=st.sampled_from(DTYPES), how=st.sampled_from(["asarray", "computed", "view", "full", "broadcast"]),
+       shape=st.sampled_from([(), (1,), (3,), (1, 3), (2, 3), (2, 3, 4), (0, 3)]),
+       key=st.one_of(st.integers(-5, 5), st.sampled_from([2**63, -2**63 - 1, 2**70])))
+def test_indexing_by_an_int_in_c_records_what_the_python_path_records(dtype, how, shape, key):
+    from lazyarr import indexing
+    x = xp.broadcast_to(_made("asarray", dtype, shape[1:]), shape) if how == "broadcast" else _made(how, dtype, shape)
+    got = _outcome(lambda a, k: a[k], x, key)
+    saved, indexing._record_index = indexing._record_index, None
+    try:
+        want = _outcome(lambda a, k: a[k], x, key)
+    finally:
+        indexing._record_index = saved
+    if isinstance(want, tuple):   # the same error (0-d, out of range)
+        assert got == want
+        return
+    assert got.uop is want.uop and got.dtype == want.dtype and got.device is want.device
+    assert got.uop._holder().uop is got.uop
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    # a row of a broadcast stays read-only; a row of any other array is a view that writes reach
+    if how == "broadcast" and got.ndim:
+        with pytest.raises(ValueError, match="read-only"):
+            got[...] = 0
+    elif how in ("asarray", "computed") and got.ndim and got.size:
+        got[...] = 1
+        np.testing.assert_array_equal(np.asarray(x[key]), np.ones(got.shape))

@@ -21,6 +21,10 @@
  *
  * record_matmul(x1, x2): linear_algebra.matmul's nodes for two arrays of one real (not bool) dtype
  * and device, each a vector or a matrix, of no empty axis; NotImplemented for anything else.
+ *
+ * record_index(x, i): indexing.getitem_int's nodes (the SHRINK to row i, unless the first axis has
+ * length 1, and the RESHAPE without that axis) and their array, for an array x of at least one
+ * axis and a Python int i in range; NotImplemented else (the Python path raises the IndexError).
  * Compiled after uop_native.c, as one file with it. */
 
 static struct {
@@ -31,7 +35,7 @@ static struct {
     PyObject *const_fn;        /* graph.const */
     PyObject *check_fits;      /* dtypes.check_scalar_fits */
     PyTypeObject *uop_type;    /* uop.UOp */
-    PyObject *reshape, *expand, *mul, *reduce, *add;   /* Ops.RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD */
+    PyObject *reshape, *expand, *mul, *reduce, *add, *shrink;   /* Ops.RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD, SHRINK */
     PyObject *str_made, *str_disabled, *str_kind, *str_itemsize;
 } rec;
 
@@ -48,15 +52,15 @@ static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *off) {
     return 0;
 }
 
-/* setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD)) */
+/* setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD, SHRINK)) */
 static PyObject *setup_record(PyObject *module, PyObject *args) {
     PyObject *array, *grad_mode, *consts, *const_fn, *check_fits, *uop_type;
-    if (!PyArg_ParseTuple(args, "O!OO!OOO!(OOOOO):setup_record", &PyType_Type, &array, &grad_mode, &PyDict_Type,
+    if (!PyArg_ParseTuple(args, "O!OO!OOO!(OOOOOO):setup_record", &PyType_Type, &array, &grad_mode, &PyDict_Type,
                           &consts, &const_fn, &check_fits, &PyType_Type, &uop_type, &rec.reshape, &rec.expand,
-                          &rec.mul, &rec.reduce, &rec.add))
+                          &rec.mul, &rec.reduce, &rec.add, &rec.shrink))
         return NULL;
-    PyObject *ops[] = {rec.reshape, rec.expand, rec.mul, rec.reduce, rec.add};
-    for (int i = 0; i < 5; i++) Py_INCREF(ops[i]);   /* (enum members: never freed, the references kept) */
+    PyObject *ops[] = {rec.reshape, rec.expand, rec.mul, rec.reduce, rec.add, rec.shrink};
+    for (int i = 0; i < 6; i++) Py_INCREF(ops[i]);   /* (enum members: never freed, the references kept) */
     if (!PyType_IsSubtype((PyTypeObject *)uop_type, &NodeType)) {
         PyErr_SetString(PyExc_TypeError, "setup_record: UOp must be a Node type");
         return NULL;
@@ -625,6 +629,76 @@ static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize
     return out;
 }
 
+/* A pair (a, b) of Python ints, or NULL with an error. */
+static PyObject *int_pair(Py_ssize_t a, Py_ssize_t b) {
+    PyObject *x = PyLong_FromSsize_t(a), *y = x ? PyLong_FromSsize_t(b) : NULL;
+    PyObject *pair = y ? PyTuple_Pack(2, x, y) : NULL;
+    Py_XDECREF(x);
+    Py_XDECREF(y);
+    return pair;
+}
+
+/* record_index(x, i): see the top of this file. */
+static PyObject *record_index(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "record_index takes 2 arguments");
+        return NULL;
+    }
+    PyObject *x = args[0], *key = args[1], *u, *device;
+    Py_UCS4 kind;
+    if (!PyLong_CheckExact(key)) Py_RETURN_NOTIMPLEMENTED;
+    int usable = operand(x, 0, &u, &device, &kind);
+    if (usable <= 0) {
+        if (usable < 0) return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *shape = node_get_shape((Node *)u, NULL);
+    if (shape == NULL) return NULL;
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    Py_ssize_t n = ndim ? PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, 0)) : -1;
+    Py_ssize_t i = n >= 0 ? PyLong_AsSsize_t(key) : 0;
+    if (PyErr_Occurred()) {   /* (an index past Py_ssize_t: out of range, the Python path's error) */
+        PyErr_Clear();
+        n = -1;
+    }
+    if (i < 0) i += n;
+    if (n < 0 || i < 0 || i >= n) {
+        Py_DECREF(shape);
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *rest = PyTuple_GetSlice(shape, 1, ndim), *row = NULL, *result = NULL;
+    if (rest != NULL && n != 1) {   /* row i, of shape (1,) + rest */
+        PyObject *bounds = PyTuple_New(ndim), *one_row = PyTuple_New(ndim);
+        int ok = bounds != NULL && one_row != NULL;
+        for (Py_ssize_t k = 0; ok && k < ndim; k++) {
+            PyObject *d = PyTuple_GET_ITEM(shape, k);
+            PyObject *b = k ? int_pair(0, PyLong_AsSsize_t(d)) : int_pair(i, i + 1);
+            PyObject *s = k ? (Py_INCREF(d), d) : PyLong_FromLong(1);
+            if (b == NULL || s == NULL) {
+                Py_XDECREF(b);
+                Py_XDECREF(s);
+                ok = 0;
+                break;
+            }
+            PyTuple_SET_ITEM(bounds, k, b);
+            PyTuple_SET_ITEM(one_row, k, s);
+        }
+        if (ok) row = shaped_node(rec.shrink, ((Node *)u)->dtype, PyTuple_Pack(1, u), bounds, one_row);
+        Py_XDECREF(bounds);
+        Py_XDECREF(one_row);
+    } else if (rest != NULL) {
+        row = Py_NewRef(u);
+    }
+    Py_DECREF(shape);
+    if (row != NULL) {   /* without the first axis (a RESHAPE even where the shapes match: the Python path's) */
+        PyObject *out = shaped_node(rec.reshape, ((Node *)row)->dtype, PyTuple_Pack(1, row), rest, rest);
+        result = out ? make_array(out, device) : NULL;
+    }
+    Py_XDECREF(row);
+    Py_XDECREF(rest);
+    return result;
+}
+
 static PyMethodDef record_methods[] = {
     {"setup_record", setup_record, METH_VARARGS,
      "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD))."},
@@ -636,6 +710,8 @@ static PyMethodDef record_methods[] = {
      "record_unary(x, op, kinds) -> the array of op(x), or NotImplemented."},
     {"record_reduce", (PyCFunction)(void (*)(void))record_reduce, METH_FASTCALL,
      "record_reduce(x, op, axis, keepdims) -> the node of the reduction, or NotImplemented."},
+    {"record_index", (PyCFunction)(void (*)(void))record_index, METH_FASTCALL,
+     "record_index(x, i) -> the array of x[i] for a Python int i, or NotImplemented."},
     {NULL},
 };
 
