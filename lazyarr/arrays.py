@@ -14,6 +14,7 @@ call into the namespace modules; every array `wrap` makes is a Tensor.
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import weakref
@@ -428,6 +429,20 @@ def realize(*tensors: Array) -> None:
             not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
     if not todo:
         return
+    # Python's collector paused while realizing: a realization makes thousands of objects (nodes,
+    # buffers, items) while a loop's whole graph is alive, and each full collection walks that
+    # graph (a k-means loop of 400 iterations: 52 -> 41 ms); what it would free waits until after
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        _realize(todo)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _realize(todo: list[Array]) -> None:
     views, items, programs, marked, stored = schedule_realize([(t.uop, t.device) for t in todo])
     done = [(t, views[t.uop]) for t in todo] + _holders(stored)
     # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,

@@ -4,6 +4,7 @@ import subprocess
 import sys
 import threading
 
+import numpy as np
 import pytest
 
 import lazyarr as xp
@@ -87,3 +88,28 @@ def test_a_setting_changed_mid_process_serves_nothing_made_under_another(monkeyp
     assert "expf(" in (xp.exp(x) * 3).schedule()[0].source
     monkeypatch.undo()
     assert (x @ y).schedule()[0].source == optimised
+
+
+def test_the_collector_is_paused_while_realizing_and_left_as_the_user_set_it(monkeypatch):
+    import gc
+    from lazyarr import arrays
+    seen = []
+    original = arrays.schedule_realize
+
+    def watching(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+    monkeypatch.setattr(arrays, "schedule_realize", watching)
+    assert gc.isenabled()
+    x = xp.asarray(np.arange(5.0))
+    np.testing.assert_array_equal((x * 2).numpy(), np.arange(5.0) * 2)
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(np.linalg.LinAlgError):   # a realization that raises turns it back on too
+        xp.linalg.inv(xp.zeros((3, 3))).numpy()
+    assert gc.isenabled()
+    gc.disable()   # the user's choice stays
+    try:
+        (x + 1).numpy()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
