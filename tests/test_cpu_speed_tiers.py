@@ -76,6 +76,32 @@ def test_a_kernel_is_hot_by_the_work_its_calls_add_up_to_or_by_many_calls(fresh,
 
 
 @needs_tcc
+def test_a_shape_generic_kernel_counts_the_work_of_its_sizes(fresh, monkeypatch):
+    # its loops' lengths are arguments: a call on 16000 elements does 1000 times the work of one
+    # on 16, and only the large calls make it hot
+    monkeypatch.setattr(settings, "hot_calls", 10 ** 9)
+
+    def scaled(n):
+        return xp.sin(xp.asarray(np.linspace(-3, 3, n, dtype=np.float32)) * 0.5)
+    prog = program_of(scaled(16))
+    assert prog.generic and program_of(scaled(16000)) is prog
+    small_sizes, large_sizes = scaled(16).schedule()[0].sizes, scaled(16000).schedule()[0].sizes
+    monkeypatch.setattr(settings, "hot_work", prog.work * 16000 * 3)
+
+    def counted(sizes, calls):
+        p = cpu_compiler.TieredProgram(prog.device, prog.name, prog.ast, prog.transcendentals, prog.current)
+        for _ in range(calls):
+            p.object_for(sizes)
+        return p
+    assert not counted(small_sizes, 1000).hot()
+    assert not counted(large_sizes, 3).hot() and counted(large_sizes, 4).hot()
+    for _ in range(5):   # and the executor asks for its optimised code
+        np.testing.assert_allclose(scaled(16000).numpy(), np.sin(np.linspace(-3, 3, 16000, dtype=np.float32) * 0.5),
+                                   rtol=1e-6, atol=1e-6)
+    assert prog.future is not None and prog.wait() == "opt"
+
+
+@needs_tcc
 def test_a_generic_kernel_run_often_with_one_set_of_sizes_is_compiled_for_them(fresh, monkeypatch):
     monkeypatch.setattr(settings, "hot_calls", 2)
     monkeypatch.setattr(cpu_compiler, "SPECIALISE_CALLS", 4)

@@ -164,6 +164,7 @@ class TieredProgram:
         self.work = kernel_work(ast)
         self.current: CPUProgram = fast
         self.calls = 0
+        self.done = 0   # operations its calls did (a shape-generic kernel's: its work times its largest size)
         self.future: Future | None = None
         self.tier = "fast"
         if optimised:
@@ -179,10 +180,9 @@ class TieredProgram:
     def hot(self) -> bool:
         """Whether the kernel ran enough to be optimised (its calls did more than `settings.hot_work`
         operations in all, or there were `settings.hot_calls` of them), or to be compiled for sizes
-        it keeps running with, and that is not yet on its way. (A shape-generic kernel's work counts
-        its loops of argument length once: it is optimised by its calls.)"""
+        it keeps running with, and that is not yet on its way."""
         if self.future is None:
-            return self.calls >= settings.hot_calls or self.calls * self.work > settings.hot_work
+            return self.calls >= settings.hot_calls or self.done > settings.hot_work
         return bool(self.due)
 
     def optimise(self) -> None:
@@ -201,6 +201,9 @@ class TieredProgram:
         """Count a call with `sizes` (a shape-generic kernel's size arguments) and return the object
         it runs and whether that object is specialised to the sizes (it takes no size words)."""
         self.calls += 1
+        # (a shape-generic kernel's work counts each loop of argument length once: its largest size
+        # stands for them, a rough measure, which is all hotness needs)
+        self.done += self.work * max(sizes) if self.generic and sizes else self.work
         if self.generic:
             special = self.special.get(sizes)
             if special is not None:
