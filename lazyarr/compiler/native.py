@@ -1,6 +1,6 @@
 """Builds and loads `uop_native.c` (then `stages_native.c` and `record_native.c`, compiled with it
 as one file): the intern table of graph nodes, the schedule cache's walk, the stages' anchors and
-the recording of the commonest elementwise operation in C. Every tensor operation builds nodes and
+the recording of the commonest array operations in C. Every tensor operation builds nodes and
 every realization walks its graph, so these loops are most of the Python time of a training step;
 in C they cost a fraction of it.
 
@@ -8,8 +8,8 @@ The module is compiled by the CPU device's C compiler (`LAZYARR_CC`) against thi
 headers on first import and kept in the disk cache (a few hundred ms, once; a cached object that
 is damaged, which the cache detects, or that will not import is built again). Without a compiler or
 the headers, or with LAZYARR_NATIVE=0, lazyarr warns (unless asked) and runs the Python versions
-(`uop._PyNode`, `schedule._walk`, `stages.stage_anchors`, `elementwise.fast_operator`), which give the
-same results, more slowly.
+(`uop._PyNode`, `schedule._walk`, `stages.stage_anchors`, and the recording modules' own paths), which
+give the same results, more slowly.
 """
 from __future__ import annotations
 

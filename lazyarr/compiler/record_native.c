@@ -629,15 +629,6 @@ static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize
     return out;
 }
 
-/* A pair (a, b) of Python ints, or NULL with an error. */
-static PyObject *int_pair(Py_ssize_t a, Py_ssize_t b) {
-    PyObject *x = PyLong_FromSsize_t(a), *y = x ? PyLong_FromSsize_t(b) : NULL;
-    PyObject *pair = y ? PyTuple_Pack(2, x, y) : NULL;
-    Py_XDECREF(x);
-    Py_XDECREF(y);
-    return pair;
-}
-
 /* record_index(x, i): see the top of this file. */
 static PyObject *record_index(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
@@ -672,7 +663,7 @@ static PyObject *record_index(PyObject *module, PyObject *const *args, Py_ssize_
         int ok = bounds != NULL && one_row != NULL;
         for (Py_ssize_t k = 0; ok && k < ndim; k++) {
             PyObject *d = PyTuple_GET_ITEM(shape, k);
-            PyObject *b = k ? int_pair(0, PyLong_AsSsize_t(d)) : int_pair(i, i + 1);
+            PyObject *b = k ? shape_of_ints(2, 0, PyLong_AsSsize_t(d), 0) : shape_of_ints(2, i, i + 1, 0);
             PyObject *s = k ? (Py_INCREF(d), d) : PyLong_FromLong(1);
             if (b == NULL || s == NULL) {
                 Py_XDECREF(b);
