@@ -271,10 +271,11 @@ def roll(x: Array, /, shift: int | tuple[int, ...], axis: int | tuple[int, ...] 
         shape = x.shape
         rolled = roll(wrap(reshape_uop(u, (x.size,)), x.device), shift, axis=0).uop
         return wrap(reshape_uop(rolled, shape), x.device)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts, axes = _integers(shift, "shift"), _integers(axis, "axis")
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
+    elif len(axes) == 1 and len(shifts) > 1:   # (NumPy: each shift along that axis)
+        axes = axes * len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
     for s, a in zip(shifts, axes):
@@ -284,6 +285,14 @@ def roll(x: Array, /, shift: int | tuple[int, ...], axis: int | tuple[int, ...] 
             continue
         u = _rolled(u, a, s % n)
     return wrap(u, x.device)
+
+
+def _integers(v: Any, what: str) -> tuple[int, ...]:
+    """An int (a NumPy integer too) or a sequence of them, as a tuple of ints."""
+    try:
+        return (operator.index(v),) if not isinstance(v, (tuple, list)) else tuple(operator.index(k) for k in v)
+    except TypeError:
+        raise TypeError(f"roll: {what} must be an integer or a tuple of integers, got {v!r}") from None
 
 
 def _rolled(u: UOp, a: int, s: int) -> UOp:

@@ -138,6 +138,18 @@ def test_roll_along_any_axes_moves_every_element_bit_for_bit(shape, shift, data)
     assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
+def test_roll_takes_numpy_integers_and_names_bad_shifts_and_axes():
+    a = np.arange(6.0).reshape(2, 3)
+    for shift, axis in [(np.int64(1), None), (np.int32(-4), np.int64(1)), ((1, 2), (0,)), ([1, 2], [0, 1]),
+                        ((1, 2), None), (True, 0)]:
+        np.testing.assert_array_equal(xp.roll(xp.asarray(a), shift, axis=axis).numpy(), np.roll(a, shift, axis=axis))
+    for shift, axis, what in [(1.5, 0, "shift"), ("a", None, "shift"), (1, 0.0, "axis"), ([1, None], [0, 1], "shift")]:
+        with pytest.raises(TypeError, match=f"roll: {what} must be an integer"):
+            xp.roll(xp.asarray(a), shift, axis=axis)
+    with pytest.raises(ValueError, match="same length"):
+        xp.roll(xp.asarray(a), (1, 2, 3), axis=(0, 1))
+
+
 # ---- basic indexing ----
 
 index_entries = st.one_of(
