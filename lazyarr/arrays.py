@@ -49,7 +49,9 @@ _leaf_numbers = itertools.count(1)
 
 def grad_leaf_tensors() -> dict[tuple, Array]:
     """Leaf key → the live leaf tensor that requires gradients."""
-    return dict(_grad_leaves)
+    # items(), not dict(_grad_leaves): dict() lists the keys first and then looks each up, and a leaf
+    # collected in between made that lookup a KeyError
+    return dict(_grad_leaves.items())
 
 
 # Computed tensors whose gradient backward() reports too (retain_grad), by their marker's key
@@ -57,7 +59,7 @@ _retained: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def retained_tensors() -> dict[tuple, Array]:
-    return dict(_retained)
+    return dict(_retained.items())
 
 
 def is_grad_leaf(u: UOp) -> bool:

@@ -87,3 +87,33 @@ def test_requires_grad_false_makes_a_plain_tensor_again():
     w.requires_grad_(False)
     assert not w.requires_grad
     assert_close(w * 2, [2.0, 2.0])
+
+
+def test_listing_leaves_while_the_collector_frees_them():
+    """Leaves that die in reference cycles are freed by the collector at any allocation, also while
+    backward() lists the live leaves (dict() of the weak table looked each key up after listing them
+    all, and a leaf freed in between was a KeyError)."""
+    import gc
+
+    from lazyarr.arrays import grad_leaf_tensors
+
+    class Model:
+        pass
+
+    w = xp.full(3, 2.0)
+    w.requires_grad = True
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        for _ in range(200):
+            for _ in range(50):
+                model = Model()
+                model.w = xp.ones(3)
+                model.w.requires_grad = True
+                model.me = model   # a cycle: only the collector frees it
+            del model
+            assert all(t.requires_grad for t in grad_leaf_tensors().values())
+    finally:
+        gc.set_threshold(*threshold)
+    (w * w).sum().backward()
+    assert_close(w.grad, np.full(3, 4.0))
