@@ -481,7 +481,7 @@ def _take_buffers(done: list[tuple[Array, UOp]]) -> None:
             t._uop = leaf_marker(view, t._leaf_grad)
             realized[t._uop] = view
             hold(t)
-        elif t._released or not t.requires_grad:
+        elif not _grad_leaves or t._released or not t.requires_grad:
             t._uop = view
 
 

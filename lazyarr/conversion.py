@@ -52,8 +52,9 @@ def element(t: Any) -> Any:
                 return python_value(0, u.dtype)
             u, idx = u.src[0], src_idx
             continue
-        # a computed value: realize it once (it is shared by every view of it), then read it
-        node = wrap(u, t.device)
+        # a computed value: realize it once (it is shared by every view of it), then read it. The
+        # array's own value is realized in the array, so that it keeps its buffer
+        node = t if u is t.uop else wrap(u, t.device)
         realize(node)
         u = node.uop
 

@@ -450,8 +450,9 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
     kernels = tuple((_template(it), tuple(ref(b) for b in it.buffers)) for it in sched.items)
     outs = tuple((ref(view_buffer(sched.views[orig])), orig.shape) for orig, _ in outputs)
     position = {u: i for i, u in enumerate(order)}
+    given = {orig for orig, _ in outputs}   # (an output's view is marked with the outputs')
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
-                   if p in position and ref(view_buffer(v))[0] == 1)
+                   if p in position and p not in given and ref(view_buffer(v))[0] == 1)
     return CachedSchedule(tuple(new), kernels, outs, points, tuple((position[u], d) for u, d in kept))
 
 

@@ -70,6 +70,13 @@ class CPUDevice(Device):
         b.storage, addr = self._take(b.size, b.dtype)
         b._addr = (b.storage, addr)
 
+    def allocate_owned(self, b: Buffer) -> int:
+        """Allocate b's storage (b has none), owned by b, and return its address: `ensure_allocated`
+        and `address` in one call, for prepared launches (`lazyarr.runtime.prepared`)."""
+        storage, addr = self._take(b.size, b.dtype)
+        b.storage, b._addr, b.owns = storage, (storage, addr), True
+        return addr
+
     def _take(self, size: int, dtype: DType) -> tuple[np.ndarray, int]:
         """Memory for `size` elements of `dtype`, aligned to ALIGNMENT (viewing a larger array), and
         its address: pooled memory knows its address, which costs a call to learn (a training step
