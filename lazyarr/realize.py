@@ -76,7 +76,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, wal
     stored: list[UOp] = []
     # a graph too large to schedule at once, and not in the schedule cache: its stages first
     if stages and settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and \
-            not is_cached(walked.key):
+            not is_cached(walked):
         stored += _realize_stages(roots, outputs[0][1])
         walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
     sched = create_schedule(outputs, walked, prepared=parts is None and executor.plain_launches())
@@ -124,7 +124,7 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
                 stop += 1
             segment = [(a, d) for a, d, _ in found[start:stop]]
             walked = structure_key([a for a, _ in segment], [d for _, d in segment])
-            if is_cached(walked.key):
+            if is_cached(walked):
                 realize_now(segment, walked)
             else:
                 parts: list = []

@@ -27,10 +27,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lazyarr import dtypes, settings
+from lazyarr.compiler import schedule_disk
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.stages import POSITIONAL_NODES
-from lazyarr.compiler.uop import ATOMS, GroupOp, Ops, UOp, _arg_key, _native, liftable, op_cost, scalar_var
+from lazyarr.compiler.uop import (ATOMS, GroupOp, Ops, UOp, _arg_key, _native, atom_number, liftable, op_cost,
+                                  scalar_var)
 from lazyarr.graph import call_result
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -325,20 +327,21 @@ def _finish_key(key: bytes, devices: list[Device]) -> tuple:
 
 
 def _atom(x: Any) -> int:
-    """x's number in ATOMS (ops, argument keys, device names), given when first met."""
+    """x's number in ATOMS (ops, dtypes, argument keys, device names), `atom_number`'s."""
     a = ATOMS.get(x)
     if a is None:
-        a = ATOMS[x] = len(ATOMS)
+        a = ATOMS[x] = atom_number(x)
     return a
 
 
 def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], dict[UOp, UOp], list[UOp], list[UOp]]:
     """structure_key's walk: depth-first, sources before users, each node's part once, as int64
     words (the key is their bytes: hashed and compared at C speed): a liftable constant's (-1,
-    id(dtype), which scalar), a buffer's (-2, id(dtype), size, its device name's atom, which input),
-    any other node's (op's atom, id(dtype), its arg key's atom, its number of sources, their
-    positions, 1 if a live array holds it else 0). Dtypes are interned, so their ids name them.
-    Every step of a training loop walks its whole graph: the C walk (`uop_native.c`) does this."""
+    dtype's atom, which scalar), a buffer's (-2, dtype's atom, size, its device name's atom, which
+    input), any other node's (op's atom, dtype's atom, its arg key's atom, its number of sources,
+    their positions, 1 if a live array holds it else 0). Atoms are numbered alike in every process
+    (`uop.atom_number`), so a key is too. Every step of a training loop walks its whole graph: the C
+    walk (`uop_native.c`) does this."""
     index: dict[UOp, int] = {}
     inputs: list[Buffer] = []
     words = array("q")
@@ -350,12 +353,12 @@ def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], d
 
     def emit(n: UOp, at: list[int] | None = None) -> int:
         if n.op is BUFFER:
-            words.extend((-2, id(n.dtype), n.arg.size, _atom(n.arg.device.name), len(inputs)))
+            words.extend((-2, _atom(n.dtype), n.arg.size, _atom(n.arg.device.name), len(inputs)))
             inputs.append(n.arg)
         else:
             at = [index[s] for s in n.src] if at is None else at
             now_held = n._holder is not None and is_held(n)
-            words.extend((_atom(n.op), id(n.dtype), _atom(_arg_key(n.arg)), len(at), *at, int(now_held)))
+            words.extend((_atom(n.op), _atom(n.dtype), _atom(_arg_key(n.arg)), len(at), *at, int(now_held)))
             if now_held:
                 held.append(n)
         order.append(n)
@@ -382,7 +385,7 @@ def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], d
             return emit(n)
         if n.op is CONST and liftable(n):   # its value is an argument: not part of the structure
             i = index[n] = len(order)
-            words.extend((-1, id(n.dtype), len(scalars)))
+            words.extend((-1, _atom(n.dtype), len(scalars)))
             scalars.append(n)
             order.append(n)
             return i
@@ -472,7 +475,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
     schedule's kernels may come as its prepared launches (a `runtime.prepared.PreparedRun`)."""
     roots = [u for u, _ in outputs]
     walked = walked or structure_key(roots, [d for _, d in outputs])
-    entry = _schedule_cache.get(walked.key)
+    entry = cached_entry(walked)
     order = walked.order
     # the held values to store: decided by the structure (the key marks the held nodes), so a
     # cached schedule knows them by their positions in the walk's order
@@ -496,7 +499,9 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
             original = {}
         sched = _build_schedule(roots, outputs)
         sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
-        _schedule_cache[walked.key] = _record(sched, walked.inputs, order, outputs, kept)
+        entry = _schedule_cache[walked.key] = _record(sched, walked.inputs, order, outputs, kept)
+        if settings.cache:
+            schedule_disk.store(walked.key, entry)
         if walked.scalars:
             values = [c.arg for c in walked.scalars]
             for it in sched.items:
@@ -525,7 +530,9 @@ def cache_composed(walked: Walked, outputs: list[tuple[UOp, Device]], views: dic
         buffers.update(sched.buffers)
         buffers.update(sched.views)
     composed = Schedule(items, views, buffers)
-    _schedule_cache[walked.key] = _record(composed, walked.inputs, walked.order, outputs, [])
+    entry = _schedule_cache[walked.key] = _record(composed, walked.inputs, walked.order, outputs, [])
+    if settings.cache:
+        schedule_disk.store(walked.key, entry)
 
 
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
@@ -766,6 +773,16 @@ def _graph_device(u: UOp) -> Device | None:
     return None
 
 
-def is_cached(key: tuple) -> bool:
-    """Whether the schedule cache holds a schedule for graphs of structure `key` (structure_key's)."""
-    return key in _schedule_cache
+def is_cached(walked: Walked) -> bool:
+    """Whether the schedule cache holds a schedule for graphs of the walked structure."""
+    return cached_entry(walked) is not None
+
+
+def cached_entry(walked: Walked) -> CachedSchedule | None:
+    """The schedule cache's entry for the walked structure: this process's, else the disk's."""
+    entry = _schedule_cache.get(walked.key)
+    if entry is None and settings.cache:
+        fields = schedule_disk.load(walked.key, len(walked.inputs), len(walked.order))
+        if fields is not None:
+            entry = _schedule_cache[walked.key] = CachedSchedule(*fields)
+    return entry

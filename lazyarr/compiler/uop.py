@@ -17,7 +17,10 @@ The semantics of each tensor op (shape, dtype, constant folding, local gradient)
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import numbers
+import secrets
 import struct
 import weakref
 from _weakref import _remove_dead_weakref
@@ -427,13 +430,51 @@ def liftable(u: UOp) -> bool:
     return type(v) is int and v != -1 and not (v >= 0 and v & (v - 1) == 0)
 
 
-# what the schedule cache's keys number: ops, argument keys and device names, in the order met
-# (`schedule._walk`; the C walk adds to the same dict)
+# what the schedule cache's keys number: ops, dtypes, argument keys and device names, each by
+# `atom_number` when first met (`schedule._walk`; the C walk adds to the same dict)
 ATOMS: dict[Any, int] = {}
+_UNSTABLE_ATOMS = iter(range((1 << 62) + secrets.randbits(56), 1 << 63))
+
+
+def atom_number(x: Any) -> int:
+    """An atom's number in structure keys: a 62-bit hash of its text (`stable_text`), so that a key
+    means the same graph structure in every process (the schedule cache on disk, `schedule_disk`);
+    an atom without one (an object of any other type) gets a number of this process alone, from a
+    random start above every hash, which no other process's key will have."""
+    text = stable_text(x)
+    if text is None:
+        return next(_UNSTABLE_ATOMS)
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 2
+
+
+def stable_text(x: Any) -> str | None:
+    """x as text that is the same in every process, equal for values a dict takes as one key (1,
+    1.0 and True; a dtype and its name), for atoms: None, bools, numbers, strings, bytes, enums,
+    dtypes and tuples of them. None for anything else."""
+    if x is None:
+        return "N"
+    if isinstance(x, numbers.Integral):
+        return f"I{int(x)}"
+    if isinstance(x, numbers.Real):
+        x = float(x)
+        return f"I{int(x)}" if x.is_integer() else f"F{x.hex()}"
+    if isinstance(x, str):
+        return "S" + x
+    if isinstance(x, bytes):
+        return "B" + x.hex()
+    if isinstance(x, DType):   # (as its name: a dtype and its name are equal, one key of a dict)
+        return f"S{x!r}"
+    if isinstance(x, Enum):
+        return f"E{type(x).__name__}.{x.name}"
+    if type(x) is tuple:
+        parts = [stable_text(e) for e in x]
+        return None if None in parts else "(" + ",".join(parts) + ")"
+    return None
+
 
 if _native is not None:
     _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS,
-                  ATOMS, (Ops, DType), Ops.RANGE)
+                  ATOMS, (Ops, DType), Ops.RANGE, atom_number)
 
 
 def is_generic(sink: UOp) -> bool:

@@ -397,7 +397,8 @@ typedef struct {
 
 static unsigned long walks;   /* walks so far: each marks the nodes it gave positions */
 static int walking;           /* a walk is running (its marks would be overwritten by another) */
-static PyObject *atoms;       /* schedule.ATOMS: ops, argument keys and device names -> small ints */
+static PyObject *atoms;       /* uop.ATOMS: ops, dtypes, argument keys and device names -> their numbers */
+static PyObject *atom_number; /* uop.atom_number: a new atom's number (the same in every process) */
 
 static inline int visited(Walk *w, Node *n) { return n->walk == w->id; }
 
@@ -420,17 +421,38 @@ static int is_held(Node *n) {
     return held;
 }
 
-/* x's number in ATOMS (added as the next one if new), as schedule._atom. */
+/* x's number in ATOMS (atom_number's, added if new), as schedule._atom. */
 static int atom(PyObject *x, long long *out) {
     PyObject *id = PyDict_GetItemWithError(atoms, x);   /* borrowed */
     if (id == NULL) {
-        if (PyErr_Occurred() || (id = PyLong_FromSsize_t(PyDict_GET_SIZE(atoms))) == NULL) return -1;
+        if (PyErr_Occurred() || (id = PyObject_CallOneArg(atom_number, x)) == NULL) return -1;
         int rc = PyDict_SetItem(atoms, x, id);
         Py_DECREF(id);
         if (rc < 0) return -1;
     }
     *out = PyLong_AsLongLong(id);
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* A dtype's atom. Dtypes are interned and never freed, so their atoms are remembered by address
+ * here: looking one up in ATOMS would hash it, a Python call per node. */
+#define DTYPE_ATOMS 32
+static PyObject *dtype_seen[DTYPE_ATOMS];
+static long long dtype_atom_of[DTYPE_ATOMS];
+static int dtype_atom(PyObject *dtype, long long *out) {
+    for (int i = 0; i < DTYPE_ATOMS && dtype_seen[i] != NULL; i++)
+        if (dtype_seen[i] == dtype) {
+            *out = dtype_atom_of[i];
+            return 0;
+        }
+    if (atom(dtype, out) < 0) return -1;
+    for (int i = 0; i < DTYPE_ATOMS; i++)
+        if (dtype_seen[i] == NULL) {
+            dtype_seen[i] = dtype;
+            dtype_atom_of[i] = *out;
+            break;
+        }
+    return 0;
 }
 
 static int put(Walk *w, long long word) {
@@ -448,12 +470,13 @@ static int put(Walk *w, long long word) {
     return 0;
 }
 
-/* Append n's part to the key, as schedule._walk's words: a liftable constant's (-1, id(dtype),
- * which scalar), a buffer's (-2, id(dtype), size, its device's name's atom, which input), any
- * other node's (op's atom, id(dtype), arg key's atom, number of sources, their positions, 1 when
+/* Append n's part to the key, as schedule._walk's words: a liftable constant's (-1, dtype's atom,
+ * which scalar), a buffer's (-2, dtype's atom, size, its device's name's atom, which input), any
+ * other node's (op's atom, dtype's atom, arg key's atom, number of sources, their positions, 1 when
  * a live array holds it (which lists it in held) else 0). */
 static int emit(Walk *w, Node *n, int scalar) {
-    long long dtype = (long long)(intptr_t)n->dtype;
+    long long dtype;
+    if (dtype_atom(n->dtype, &dtype) < 0) return -1;
     if (scalar) {
         if (put(w, -1) < 0 || put(w, dtype) < 0 || put(w, PyList_GET_SIZE(w->scalars)) < 0 ||
             PyList_Append(w->scalars, (PyObject *)n) < 0)
@@ -712,11 +735,14 @@ static int add_record_functions(PyObject *module);
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
 static PyObject *setup(PyObject *module, PyObject *args) {
-    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn, *lifted, *baked, *atom_table, *types, *range;
-    if (!PyArg_ParseTuple(args, "OOOOOO!O!O!O!O:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn,
+    PyObject *key_fn, *buffer, *shape_fn, *constant, *liftable_fn, *lifted, *baked, *atom_table, *types, *range,
+        *number_fn;
+    if (!PyArg_ParseTuple(args, "OOOOOO!O!O!O!OO:setup", &key_fn, &buffer, &shape_fn, &constant, &liftable_fn,
                           &PyFrozenSet_Type, &lifted, &PyFrozenSet_Type, &baked, &PyDict_Type, &atom_table,
-                          &PyTuple_Type, &types, &range))
+                          &PyTuple_Type, &types, &range, &number_fn))
         return NULL;
+    Py_INCREF(number_fn);
+    Py_XSETREF(atom_number, number_fn);
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++)
         if (!PyType_Check(PyTuple_GET_ITEM(types, i))) {
             PyErr_SetString(PyExc_TypeError, "setup: the atom types must be types");
@@ -761,7 +787,8 @@ static PyObject *node_exists(PyObject *module, PyObject *args) {
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS, ATOMS, "
-     "atom types, Ops.RANGE): what keys, walks, shapes and the cycle collector's exemption need from Python."},
+     "atom types, Ops.RANGE, atom_number): what keys, walks, shapes and the cycle collector's exemption need from "
+     "Python."},
     {"walk", walk, METH_VARARGS, "walk(sink, realized_for, names=None) -> (key, inputs, order, resolved, held, scalars); a realized "
      "node whose buffer is on a device of the set `names` is taken without asking realized_for."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},

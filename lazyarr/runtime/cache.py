@@ -51,7 +51,7 @@ TRAILER = len(MAGIC) + 32
 TMP_PREFIX = ".tmp-"
 STALE_TMP_SECONDS = 3600.0   # a temporary file this old belongs to a writer that died
 EVICT_TO = 0.8               # an over-full cache is trimmed to this fraction of the limit
-KINDS = ("kernels", "native", "opencl", "pocl")   # the folders eviction looks into, and nothing else
+KINDS = ("kernels", "native", "opencl", "pocl", "schedules")   # the folders eviction looks into, and nothing else
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.")     # an entry's name: its key (cache_key), then its suffix
 
 _lock = threading.RLock()
@@ -288,6 +288,26 @@ def lookup(kind: str, key: str, suffix: str, configured: str | None = None) -> s
         return None
     path = os.path.join(kind_dir(kind, configured), key + suffix)
     return path if _read_entry(path, False) is not None else None
+
+
+def read_bytes(kind: str, key: str, suffix: str) -> bytes | None:
+    """The bytes of the sound entry `key` (without its trailer), or None when there is none, it
+    was bad (then it is removed) or the cache is off."""
+    if not settings.cache:
+        return None
+    path = os.path.join(kind_dir(kind), key + suffix)
+    return _read_entry(path, True)
+
+
+def store_bytes(kind: str, key: str, suffix: str, data: bytes) -> None:
+    """Make `data` the entry `key` (nothing with the cache off)."""
+    if not settings.cache:
+        return
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            f.write(data)
+    _store(kind, key, suffix, write, None)
 
 
 def cached_file(kind: str, key: str, suffix: str, build: Callable[[str], None], configured: str | None = None) -> str:
