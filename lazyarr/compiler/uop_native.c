@@ -434,25 +434,28 @@ static int atom(PyObject *x, long long *out) {
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* A dtype's atom. Dtypes are interned and never freed, so their atoms are remembered by address
- * here: looking one up in ATOMS would hash it, a Python call per node. */
-#define DTYPE_ATOMS 32
-static PyObject *dtype_seen[DTYPE_ATOMS];
-static long long dtype_atom_of[DTYPE_ATOMS];
-static int dtype_atom(PyObject *dtype, long long *out) {
-    for (int i = 0; i < DTYPE_ATOMS && dtype_seen[i] != NULL; i++)
-        if (dtype_seen[i] == dtype) {
-            *out = dtype_atom_of[i];
+/* The atom of an op or a dtype. Both are singletons that live as long as the process, so their
+ * atoms are remembered by address here (open addressing): looking one up in ATOMS would hash it,
+ * a Python call per node (an enum's and a dtype's __hash__ are Python functions). */
+#define FIXED_ATOMS 512
+static PyObject *fixed_seen[FIXED_ATOMS];
+static long long fixed_atom_of[FIXED_ATOMS];
+static int fixed_atom(PyObject *x, long long *out) {
+    size_t h = ((uintptr_t)x >> 4) & (FIXED_ATOMS - 1);
+    for (int probe = 0; probe < FIXED_ATOMS; probe++, h = (h + 1) & (FIXED_ATOMS - 1)) {
+        if (fixed_seen[h] == x) {
+            *out = fixed_atom_of[h];
             return 0;
         }
-    if (atom(dtype, out) < 0) return -1;
-    for (int i = 0; i < DTYPE_ATOMS; i++)
-        if (dtype_seen[i] == NULL) {
-            dtype_seen[i] = dtype;
-            dtype_atom_of[i] = *out;
-            break;
+        if (fixed_seen[h] == NULL) {
+            if (atom(x, out) < 0) return -1;
+            Py_INCREF(x);   /* (kept: an address in the table must never be another object's) */
+            fixed_seen[h] = x;
+            fixed_atom_of[h] = *out;
+            return 0;
         }
-    return 0;
+    }
+    return atom(x, out);   /* the table is full: ATOMS itself */
 }
 
 static int put(Walk *w, long long word) {
@@ -476,7 +479,7 @@ static int put(Walk *w, long long word) {
  * a live array holds it (which lists it in held) else 0). */
 static int emit(Walk *w, Node *n, int scalar) {
     long long dtype;
-    if (dtype_atom(n->dtype, &dtype) < 0) return -1;
+    if (fixed_atom(n->dtype, &dtype) < 0) return -1;
     if (scalar) {
         if (put(w, -1) < 0 || put(w, dtype) < 0 || put(w, PyList_GET_SIZE(w->scalars)) < 0 ||
             PyList_Append(w->scalars, (PyObject *)n) < 0)
@@ -495,7 +498,7 @@ static int emit(Walk *w, Node *n, int scalar) {
             return -1;
     } else {
         long long op_atom, arg_atom;
-        if (atom(n->op, &op_atom) < 0 || atom(PyTuple_GET_ITEM(n->key, 3), &arg_atom) < 0) return -1;
+        if (fixed_atom(n->op, &op_atom) < 0 || atom(PyTuple_GET_ITEM(n->key, 3), &arg_atom) < 0) return -1;
         Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
         if (put(w, op_atom) < 0 || put(w, dtype) < 0 || put(w, arg_atom) < 0 || put(w, ns) < 0) return -1;
         for (Py_ssize_t i = 0; i < ns; i++) {
