@@ -224,7 +224,7 @@ _record = getattr(_native, "record_binary", None)
 _record_unary = getattr(_native, "record_unary", None)
 if _record is not None:
     _native.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp,
-                         (Ops.RESHAPE, Ops.EXPAND, Ops.MUL, Ops.REDUCE_AXIS, Ops.ADD, Ops.SHRINK))
+                         (Ops.RESHAPE, Ops.EXPAND, Ops.MUL, Ops.REDUCE_AXIS, Ops.ADD, Ops.SHRINK, Ops.PAD, Ops.WHERE))
 
 
 def add(x1: Any, x2: Any, /) -> Array:

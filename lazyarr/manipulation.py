@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, normalize_axes,
@@ -295,11 +295,16 @@ def _integers(v: Any, what: str) -> tuple[int, ...]:
         raise TypeError(f"roll: {what} must be an integer or a tuple of integers, got {v!r}") from None
 
 
+_record_rolled = getattr(_native, "record_rolled", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
+
+
 def _rolled(u: UOp, a: int, s: int) -> UOp:
     """u rolled by 0 < s < n along axis a (of length n): x[:n-s] moved s on, x[n-s:] to the front,
     the two padded and selected between (a sum of the pads would lose -0.0's sign; a game of life
-    rolls its board sixteen times a generation)."""
+    rolls its board sixteen times a generation: the nodes are built in C where it is loaded)."""
     shape = u.shape
+    if _record_rolled is not None:
+        return _record_rolled(u, a, s, _from_on(shape, a, s))
     n = shape[a]
     whole = ((0, 0),) * a, ((0, 0),) * (len(shape) - a - 1)
     kept = tuple((0, d) for d in shape[:a]), tuple((0, d) for d in shape[a + 1:])

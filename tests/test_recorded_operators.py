@@ -1,5 +1,5 @@
 """The commonest operations recorded in C (`compiler/record_native.c`: elementwise operators and
-functions, reductions, matmul, x[i]): the same nodes, arrays and errors as the Python path
+functions, reductions, matmul, x[i], rolls): the same nodes, arrays and errors as the Python path
 (`elementwise.fast_operator` and the others), whatever the operands."""
 import math
 import operator
@@ -278,3 +278,34 @@ def test_indexing_by_an_int_in_c_records_what_the_python_path_records(dtype, how
     elif how in ("asarray", "computed") and got.ndim and got.size:
         got[...] = 1
         np.testing.assert_array_equal(np.asarray(x[key]), np.ones(got.shape))
+
+
+@needs_native
+@given(dtype=st.sampled_from(DTYPES), how=st.sampled_from(["asarray", "computed", "view", "full"]),
+       shape=st.sampled_from([(1,), (5,), (2, 3), (3, 1, 4), (2, 3, 4)]), shift=st.integers(-9, 9),
+       axis=st.one_of(st.none(), st.integers(-3, 2)))
+def test_rolls_in_c_record_what_the_python_path_records(dtype, how, shape, shift, axis):
+    from lazyarr import manipulation
+    x = _made(how, dtype, shape)
+    got = _outcome(lambda a, s: xp.roll(a, s, axis=axis), x, shift)
+    saved, manipulation._record_rolled = manipulation._record_rolled, None
+    try:
+        want = _outcome(lambda a, s: xp.roll(a, s, axis=axis), x, shift)
+    finally:
+        manipulation._record_rolled = saved
+    if isinstance(want, tuple):   # the same error (an axis out of range)
+        assert got == want
+        return
+    assert got.uop is want.uop and got.uop.shape == want.uop.shape == x.shape
+    np.testing.assert_array_equal(np.asarray(got), np.roll(np.asarray(x), shift, axis=axis))
+
+
+@needs_native
+def test_a_roll_in_c_refuses_what_is_no_roll():
+    u = xp.asarray(np.arange(6.0)).uop
+    mask = xp.asarray(np.arange(6) >= 2).uop
+    for a, s in ((1, 2), (-1, 2), (0, 0), (0, 6), (0, -1)):
+        with pytest.raises(ValueError, match="record_rolled"):
+            _native.record_rolled(u, a, s, mask)
+    with pytest.raises(TypeError):
+        _native.record_rolled(u, 0, 2, None)

@@ -25,6 +25,10 @@
  * record_index(x, i): indexing.getitem_int's nodes (the SHRINK to row i, unless the first axis has
  * length 1, and the RESHAPE without that axis) and their array, for an array x of at least one
  * axis and a Python int i in range; NotImplemented else (the Python path raises the IndexError).
+ *
+ * record_rolled(u, a, s, mask): manipulation._rolled's nodes, node u rolled by 0 < s < n along
+ * its axis a of length n, `mask` the positions from s on (a game of life rolls its board sixteen
+ * times a generation).
  * Compiled after uop_native.c, as one file with it. */
 
 static struct {
@@ -35,7 +39,7 @@ static struct {
     PyObject *const_fn;        /* graph.const */
     PyObject *check_fits;      /* dtypes.check_scalar_fits */
     PyTypeObject *uop_type;    /* uop.UOp */
-    PyObject *reshape, *expand, *mul, *reduce, *add, *shrink;   /* Ops.RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD, SHRINK */
+    PyObject *reshape, *expand, *mul, *reduce, *add, *shrink, *pad, *where;   /* Ops.RESHAPE, ..., PAD, WHERE */
     PyObject *str_made, *str_disabled, *str_kind, *str_itemsize;
 } rec;
 
@@ -52,15 +56,16 @@ static int slot_offset(PyObject *cls, const char *name, Py_ssize_t *off) {
     return 0;
 }
 
-/* setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD, SHRINK)) */
+/* setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp,
+ *              (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD, SHRINK, PAD, WHERE)) */
 static PyObject *setup_record(PyObject *module, PyObject *args) {
     PyObject *array, *grad_mode, *consts, *const_fn, *check_fits, *uop_type;
-    if (!PyArg_ParseTuple(args, "O!OO!OOO!(OOOOOO):setup_record", &PyType_Type, &array, &grad_mode, &PyDict_Type,
+    if (!PyArg_ParseTuple(args, "O!OO!OOO!(OOOOOOOO):setup_record", &PyType_Type, &array, &grad_mode, &PyDict_Type,
                           &consts, &const_fn, &check_fits, &PyType_Type, &uop_type, &rec.reshape, &rec.expand,
-                          &rec.mul, &rec.reduce, &rec.add, &rec.shrink))
+                          &rec.mul, &rec.reduce, &rec.add, &rec.shrink, &rec.pad, &rec.where))
         return NULL;
-    PyObject *ops[] = {rec.reshape, rec.expand, rec.mul, rec.reduce, rec.add, rec.shrink};
-    for (int i = 0; i < 6; i++) Py_INCREF(ops[i]);   /* (enum members: never freed, the references kept) */
+    PyObject *ops[] = {rec.reshape, rec.expand, rec.mul, rec.reduce, rec.add, rec.shrink, rec.pad, rec.where};
+    for (int i = 0; i < 8; i++) Py_INCREF(ops[i]);   /* (enum members: never freed, the references kept) */
     if (!PyType_IsSubtype((PyTypeObject *)uop_type, &NodeType)) {
         PyErr_SetString(PyExc_TypeError, "setup_record: UOp must be a Node type");
         return NULL;
@@ -690,9 +695,67 @@ static PyObject *record_index(PyObject *module, PyObject *const *args, Py_ssize_
     return result;
 }
 
+/* record_rolled(u, a, s, mask): see the top of this file. */
+static PyObject *record_rolled(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyObject_TypeCheck(args[0], &NodeType) || !PyObject_TypeCheck(args[3], &NodeType)) {
+        PyErr_SetString(PyExc_TypeError, "record_rolled(u, a, s, mask) takes two nodes and two ints");
+        return NULL;
+    }
+    PyObject *u = args[0], *mask = args[3], *dtype = ((Node *)args[0])->dtype;
+    Py_ssize_t a = PyLong_AsSsize_t(args[1]), s = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *shape = node_get_shape((Node *)u, NULL);
+    if (shape == NULL) return NULL;
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    Py_ssize_t n = a >= 0 && a < nd ? PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, a)) : -1;
+    if (n < 0 || s <= 0 || s >= n) {
+        Py_DECREF(shape);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "record_rolled: no such axis, or a shift not in (0, n)");
+        return NULL;
+    }
+    /* per axis: the head's and the tail's bounds and shapes, and their pads back to the shape */
+    PyObject *t[6] = {PyTuple_New(nd), PyTuple_New(nd), PyTuple_New(nd), PyTuple_New(nd), PyTuple_New(nd), PyTuple_New(nd)};
+    int ok = 1;
+    for (int j = 0; j < 6; j++) ok = ok && t[j] != NULL;
+    for (Py_ssize_t k = 0; ok && k < nd; k++) {
+        PyObject *d = PyTuple_GET_ITEM(shape, k);
+        Py_ssize_t dv = k == a ? n : PyLong_AsSsize_t(d);
+        PyObject *v[6] = {
+            k == a ? shape_of_ints(2, 0, n - s, 0) : shape_of_ints(2, 0, dv, 0),
+            k == a ? shape_of_ints(2, n - s, n, 0) : shape_of_ints(2, 0, dv, 0),
+            k == a ? PyLong_FromSsize_t(n - s) : Py_NewRef(d),
+            k == a ? PyLong_FromSsize_t(s) : Py_NewRef(d),
+            k == a ? shape_of_ints(2, s, 0, 0) : shape_of_ints(2, 0, 0, 0),
+            k == a ? shape_of_ints(2, 0, n - s, 0) : shape_of_ints(2, 0, 0, 0)};
+        for (int j = 0; j < 6; j++) {
+            if (v[j] == NULL) ok = 0;
+            else PyTuple_SET_ITEM(t[j], k, v[j]);
+        }
+    }
+    PyObject *head = NULL, *tail = NULL, *out = NULL;
+    if (ok && !PyErr_Occurred()) {
+        head = shaped_node(rec.shrink, dtype, PyTuple_Pack(1, u), t[0], t[2]);
+        tail = head ? shaped_node(rec.shrink, dtype, PyTuple_Pack(1, u), t[1], t[3]) : NULL;
+        PyObject *padded_head = tail ? shaped_node(rec.pad, dtype, PyTuple_Pack(1, head), t[4], shape) : NULL;
+        PyObject *padded_tail = padded_head ? shaped_node(rec.pad, dtype, PyTuple_Pack(1, tail), t[5], shape) : NULL;
+        if (padded_tail != NULL)
+            out = shaped_node(rec.where, dtype, PyTuple_Pack(3, mask, padded_head, padded_tail), Py_None, shape);
+        Py_XDECREF(padded_head);
+        Py_XDECREF(padded_tail);
+    }
+    Py_XDECREF(head);
+    Py_XDECREF(tail);
+    for (int j = 0; j < 6; j++) Py_XDECREF(t[j]);
+    Py_DECREF(shape);
+    return out;
+}
+
 static PyMethodDef record_methods[] = {
     {"setup_record", setup_record, METH_VARARGS,
-     "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD))."},
+     "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD, "
+     "SHRINK, PAD, WHERE))."},
+    {"record_rolled", (PyCFunction)(void (*)(void))record_rolled, METH_FASTCALL,
+     "record_rolled(u, a, s, mask) -> the node of u rolled by s along axis a (0 < s < n)."},
     {"record_binary", (PyCFunction)(void (*)(void))record_binary, METH_FASTCALL,
      "record_binary(x, other, op, reflected, ints[, result dtype]) -> the array of x (op) other, or NotImplemented."},
     {"record_matmul", (PyCFunction)(void (*)(void))record_matmul, METH_FASTCALL,
