@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from lazyarr import settings
-from lazyarr.compiler.schedule import Walked, cache_composed, create_schedule, is_cached, structure_key
+from lazyarr.compiler.schedule import (Walked, cache_composed, create_schedule, is_cached, is_held, structure_key,
+                                      view_buffer)
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -111,6 +112,7 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
     schedules stored."""
     found = [anchor for anchor in stage_anchors(roots, device) if anchor[0] not in realized]
     stored: list[UOp] = []
+    kept = _KeptAnchors()
 
     def realize_now(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, parts: list | None = None) -> None:
         _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked, parts=parts)
@@ -124,6 +126,7 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
                 stop += 1
             segment = [(a, d) for a, d, _ in found[start:stop]]
             walked = structure_key([a for a, _ in segment], [d for _, d in segment])
+            kept.let_go(walked.resolved)
             if is_cached(walked):
                 realize_now(segment, walked)
             else:
@@ -134,8 +137,40 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
                         realize_now([anchor], parts=parts)
                 if len(stored) == held:   # (a part that stored a held value is no pattern for later segments)
                     cache_composed(walked, segment, {a: realized[a] for a, _ in segment}, parts)
+            kept.add(segment)
             start = stop
     return stored
+
+
+class _KeptAnchors:
+    """The anchors a realization in stages computed and still keeps: each holds its buffer (its
+    value, for any other array whose graph reads it, is then not computed again). A loop never
+    realized on large arrays would keep every iteration's buffers until its graph goes (300
+    iterations of a million float64: 4.6 GB). So past `settings.stage_keep_bytes`, an anchor the
+    next segment does not read (its walk met the realized nodes it reads) and no live array holds
+    is forgotten as computed, and its buffer freed: another graph that reads it computes it again
+    from the anchors before it, which the segments in between still read, at most a segment's work."""
+
+    def __init__(self) -> None:
+        self.nbytes = 0
+        self.anchors: dict[UOp, int] = {}
+
+    def add(self, segment: list[tuple[UOp, Device]]) -> None:
+        for a, _ in segment:
+            view = realized.get(a)
+            if view is not None and a not in self.anchors:
+                size = view_buffer(view).nbytes
+                self.anchors[a] = size
+                self.nbytes += size
+
+    def let_go(self, read: dict[UOp, UOp]) -> None:
+        """Forget the anchors not in `read` (the next segment's), once over the budget."""
+        if self.nbytes <= settings.stage_keep_bytes:
+            return
+        for a in [a for a in self.anchors if a not in read and not is_held(a)]:
+            self.nbytes -= self.anchors.pop(a)
+            if a._view is not None:
+                a._view = None
 
 
 def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -> None:

@@ -94,6 +94,11 @@ opts: bool = bool(_env_int("LAZYARR_OPTS", 1))
 generic_sizes: int = _env_int("LAZYARR_GENERIC_SIZES", 1 << 14)
 # a graph of more nodes than this (not yet realized) is realized in stages (lazyarr.compiler.stages); 0: never
 stage_nodes: int = _env_int("LAZYARR_STAGE_NODES", 512)
+# schedules kept in the disk cache too (lazyarr.compiler.schedule_disk), with `cache`
+schedule_disk: bool = bool(_env_int("LAZYARR_SCHEDULE_DISK", 1))
+# a realization in stages keeps its anchors' buffers (for other arrays whose graphs read them) up to
+# this many bytes; past it, a stage's anchors that the next segment does not read are let go of
+stage_keep_bytes: int = _env_bytes("LAZYARR_STAGE_KEEP", 256 << 20)
 # tiered compilation (lazyarr.runtime.cpu)
 tiered: bool = bool(_env_int("LAZYARR_TIERED", 1))
 fast_cc: str = os.environ.get("LAZYARR_FAST_CC", "tcc")

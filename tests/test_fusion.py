@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import lazyarr as xp
+from lazyarr import settings
 from tests.conftest import DEVICE
 from tests.helpers import assert_close
 
@@ -92,6 +93,7 @@ def test_a_chain_of_matmuls_is_scheduled_in_two_rounds(monkeypatch):
     # each layer's matmul would be nested in the next one's: one round of rangeify finds them, and
     # the points chosen in that round stay, so the next round finds nothing new
     from lazyarr.compiler import schedule
+    monkeypatch.setattr(settings, "schedule_disk", False)   # (scheduled here, not found on disk)
     rounds = []
     find = schedule.find_realize_points
     monkeypatch.setattr(schedule, "find_realize_points", lambda roots, extra=frozenset(): rounds.append(1) or

@@ -32,6 +32,7 @@ def test_a_loop_realized_in_segments_gives_numpys_answer_with_few_schedules(monk
     # run in about one realization per segment, and neither schedules anything anew
     realize_module = sys.modules["lazyarr.realize"]
     monkeypatch.setattr(schedule, "_schedule_cache", {})
+    monkeypatch.setattr(settings, "schedule_disk", False)
     fn, data = WORKLOADS[name], data_for(name)
     calls, plain = [0], realize_module.schedule_realize
 
@@ -133,6 +134,7 @@ def scheduling_work(monkeypatch, fn, data, n):
     work = []
     build = schedule._build_schedule
     monkeypatch.setattr(schedule, "_schedule_cache", {})
+    monkeypatch.setattr(settings, "schedule_disk", False)
 
     def counting(roots, outputs):
         work.append(len(schedule.UOp(schedule.Ops.SINK, roots[0].dtype, tuple(roots)).toposort()))
@@ -227,3 +229,32 @@ def test_a_graph_is_cut_into_the_same_stages_in_every_process():
         assert r.returncode == 0, r.stderr
     anchors = [r.stdout for r in runs]
     assert anchors[0] == anchors[1] == anchors[2] and len(eval(anchors[0])) > 3, anchors
+
+
+@pytest.mark.parametrize("budget", [1 << 20, 1 << 30])
+def test_a_long_loop_on_large_arrays_lets_go_of_what_it_no_longer_reads(monkeypatch, budget):
+    """Past settings.stage_keep_bytes, a stage's buffers that later segments do not read are freed
+    (a loop never realized would otherwise hold every iteration's buffers until it is done): an
+    array recorded mid-loop whose graph reads them computes them again, with NumPy's values, and
+    an array the user holds keeps its buffer."""
+    monkeypatch.setattr(settings, "stage_keep_bytes", budget)
+    n = 100_000   # (800 KB a buffer; an anchor about every iteration)
+    x, m = xp.asarray(np.linspace(0.0, 1.0, n)), xp.zeros(n)
+    xn, mn = np.linspace(0.0, 1.0, n), np.zeros(n)
+    held = []
+    for i in range(100):
+        m = 0.9 * m + 0.1 * xp.sin(x * (i + 1))
+        mn = 0.9 * mn + 0.1 * np.sin(xn * (i + 1))
+        if i == 50:
+            snapshot, snapshot_n = m * 2.0, mn * 2.0   # (not realized: its graph reads the history)
+        if i % 25 == 0:
+            held.append(m)
+    assert_close(m, mn, rtol=1e-12)
+    marked = [u for u in snapshot.uop.toposort() if u._view is not None and u.shape == (n,)]
+    if budget < 100 * n * 8:   # 100 iterations of buffers do not fit: a few segments' worth stay
+        assert len(marked) < 12, len(marked)
+    else:
+        assert len(marked) > 40, len(marked)
+    assert all(h.uop._view is not None or schedule.is_buffer_view(h.uop) for h in held)
+    assert_close(snapshot, snapshot_n, rtol=1e-12)
+    assert_close(held[0], 0.1 * np.sin(xn), rtol=1e-12)   # (the first iteration's m)

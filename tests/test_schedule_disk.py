@@ -115,3 +115,12 @@ def test_an_entry_round_trips():
     assert (new, outputs, points, kept) == (entry.new, entry.outputs, entry.points, entry.kept)
     assert [(t.ast, t.device, t.sizes, t.outputs, t.slots, t.inplace, refs) for t, refs in kernels] == \
         [(t.ast, t.device, t.sizes, t.outputs, t.slots, t.inplace, refs) for t, refs in entry.kernels]
+
+
+@pytest.mark.cpu_only
+def test_schedules_can_stay_in_the_process(tmp_path):
+    root = tmp_path / "cache"
+    run(root, SCRIPT, LAZYARR_SCHEDULE_DISK="0")
+    second = run(root, SCRIPT, LAZYARR_SCHEDULE_DISK="0")
+    assert int(field(second, "BUILT")) > 0
+    assert not (root / "schedules").exists() and (root / "kernels").exists()
