@@ -112,7 +112,7 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
     schedules stored."""
     found = [anchor for anchor in stage_anchors(roots, device) if anchor[0] not in realized]
     stored: list[UOp] = []
-    kept = _KeptAnchors()
+    keeping = _KeptAnchors()
 
     def realize_now(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, parts: list | None = None) -> None:
         _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked, parts=parts)
@@ -126,7 +126,7 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
                 stop += 1
             segment = [(a, d) for a, d, _ in found[start:stop]]
             walked = structure_key([a for a, _ in segment], [d for _, d in segment])
-            kept.let_go(walked.resolved)
+            keeping.let_go(walked.resolved)
             if is_cached(walked):
                 realize_now(segment, walked)
             else:
@@ -137,7 +137,7 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
                         realize_now([anchor], parts=parts)
                 if len(stored) == held:   # (a part that stored a held value is no pattern for later segments)
                     cache_composed(walked, segment, {a: realized[a] for a, _ in segment}, parts)
-            kept.add(segment)
+            keeping.add(segment)
             start = stop
     return stored
 

@@ -87,7 +87,8 @@ def test_atoms_equal_as_keys_have_one_number():
     assert atom_number(xp.float32) == atom_number("float32")
     assert atom_number(0.5) != atom_number(1) and atom_number((1, 2)) != atom_number("(1,2)")
     assert atom_number(("f", b"\x00" * 8)) == int.from_bytes(
-        hashlib.blake2b(b"(Sf,B0000000000000000)", digest_size=8).digest(), "little") >> 2
+        hashlib.blake2b(b"(S'f',B0000000000000000)", digest_size=8).digest(), "little") >> 2
+    assert atom_number(("a,Sb",)) != atom_number(("a", "b"))   # (no two tuples of one text)
     # an object of no stable text: a number of this process alone, above every hash
     assert stable_text(object()) is None and atom_number(object()) >= 1 << 62
     assert all(v >= 0 for v in ATOMS.values())

@@ -458,12 +458,14 @@ def stable_text(x: Any) -> str | None:
     if isinstance(x, numbers.Real):
         x = float(x)
         return f"I{int(x)}" if x.is_integer() else f"F{x.hex()}"
-    if isinstance(x, str):
-        return "S" + x
+    if isinstance(x, str):   # (quoted: a tuple's text is unambiguous, whatever its strings hold)
+        return "S" + repr(str(x))
     if isinstance(x, bytes):
         return "B" + x.hex()
-    if isinstance(x, DType):   # (as its name: a dtype and its name are equal, one key of a dict)
-        return f"S{x!r}"
+    if type(x) is DType:   # (as its name: a dtype and its name are equal, one key of a dict)
+        return "S" + repr(x.name)
+    if isinstance(x, DType):   # (a kernel's pointer and vector types: equal to themselves alone)
+        return f"D{x!r}"
     if isinstance(x, Enum):
         return f"E{type(x).__name__}.{x.name}"
     if type(x) is tuple:
