@@ -22,7 +22,6 @@ import hashlib
 import os
 import pickle
 import re
-from enum import Enum
 from typing import Any
 
 from lazyarr import dtypes
@@ -66,7 +65,7 @@ def _plain(x: Any) -> bool:
         return True
     if type(x) is tuple:
         return all(_plain(e) for e in x)
-    return isinstance(x, Enum) and type(x) is Ops
+    return type(x) is Ops
 
 
 def encode(entry: Any) -> bytes | None:
@@ -93,7 +92,8 @@ def encode(entry: Any) -> bytes | None:
         return None
     new = tuple((size, repr(dtype), device.name) for size, dtype, device in entry.new)
     kept = tuple((pos, device.name) for pos, device in entry.kept)
-    return pickle.dumps((FORMAT, nodes, kernels, new, entry.outputs, entry.points, kept), protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps((FORMAT, nodes, kernels, new, entry.outputs, entry.points, kept),
+                        protocol=pickle.HIGHEST_PROTOCOL)
 
 
 _VECTOR = re.compile(r"(.+)x(\d+)$")
