@@ -27,7 +27,7 @@ from typing import Any, Callable
 from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, scalar_words, threads_now
 from lazyarr.runtime.device import Buffer
 from lazyarr.runtime import executor
-from lazyarr.runtime.executor import lendable, optimise_if_hot
+from lazyarr.runtime.executor import dead, lendable, optimise_if_hot
 from lazyarr.runtime.items import ScheduleItem
 from lazyarr.runtime.launch_plan import CallList, Slot, THREADS, _entry, is_c_launch
 
@@ -124,10 +124,7 @@ class PreparedLaunches:
         words = self.words
         words[0] = threads_now()
         for i in self.read:
-            b = buffers[i]   # (the address cached with the storage, as `address` reads it, inline)
-            cached = b._addr
-            words[1 + i] = cached[1] if cached is not None and cached[0] is b.storage and cached[0] is not None \
-                else address(b.ensure_allocated())
+            words[1 + i] = address(buffers[i].ensure_allocated())
         for lends, fresh, last in self.steps:
             for o, k in lends:   # an argument that nothing needs after this kernel lends its storage
                 if buffers[o].storage is None and lendable(buffers[k], buffers[o], readable):
@@ -135,10 +132,9 @@ class PreparedLaunches:
             for o in fresh:
                 b = buffers[o]
                 words[1 + o] = address(b) if b.storage is not None else b.device.allocate_owned(b)
-            for k in last:   # (`executor.dead`, inline: these buffers are no complex buffer's real view)
-                b = buffers[k]
-                if b.owns and b.storage is not None and b.base is None and b._real is None and not readable(b):
-                    b.release()
+            for k in last:
+                if dead(buffers[k], readable):
+                    buffers[k].release()
         self.values[0:len(words)] = words
         if scalars:   # (floats, the commonest, as float64 bits in one copy: a loop of a hundred scalars)
             if self.float_scalars is None:   # (which they are is the structure's: the key has their dtypes)
