@@ -169,8 +169,7 @@ class _KeptAnchors:
             return
         for a in [a for a in self.anchors if a not in read and not is_held(a)]:
             self.nbytes -= self.anchors.pop(a)
-            if a._view is not None:
-                a._view = None
+            a._view = None
 
 
 def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -> None:

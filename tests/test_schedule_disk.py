@@ -72,12 +72,15 @@ def test_a_second_process_schedules_nothing_and_computes_the_same(tmp_path):
 
 
 @pytest.mark.cpu_only
-def test_without_the_disk_cache_every_process_schedules(tmp_path):
+@pytest.mark.parametrize("switch", ["LAZYARR_CACHE", "LAZYARR_SCHEDULE_DISK"])
+def test_without_the_schedule_disk_cache_every_process_schedules(tmp_path, switch):
+    """LAZYARR_CACHE=0 keeps nothing on disk; LAZYARR_SCHEDULE_DISK=0 keeps the kernels, not the schedules."""
     root = tmp_path / "cache"
-    run(root, SCRIPT, LAZYARR_CACHE="0")
-    second = run(root, SCRIPT, LAZYARR_CACHE="0")
+    run(root, SCRIPT, **{switch: "0"})
+    second = run(root, SCRIPT, **{switch: "0"})
     assert int(field(second, "BUILT")) > 0
     assert not (root / "schedules").exists()
+    assert (root / "kernels").exists() == (switch == "LAZYARR_SCHEDULE_DISK")
 
 
 def test_atoms_equal_as_keys_have_one_number():
@@ -117,11 +120,3 @@ def test_an_entry_round_trips():
     assert [(t.ast, t.device, t.sizes, t.outputs, t.slots, t.inplace, refs) for t, refs in kernels] == \
         [(t.ast, t.device, t.sizes, t.outputs, t.slots, t.inplace, refs) for t, refs in entry.kernels]
 
-
-@pytest.mark.cpu_only
-def test_schedules_can_stay_in_the_process(tmp_path):
-    root = tmp_path / "cache"
-    run(root, SCRIPT, LAZYARR_SCHEDULE_DISK="0")
-    second = run(root, SCRIPT, LAZYARR_SCHEDULE_DISK="0")
-    assert int(field(second, "BUILT")) > 0
-    assert not (root / "schedules").exists() and (root / "kernels").exists()

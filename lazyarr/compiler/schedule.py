@@ -500,8 +500,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
         sched = _build_schedule(roots, outputs)
         sched.buffers = {original.get(p, p): v for p, v in sched.buffers.items()}
         entry = _schedule_cache[walked.key] = _record(sched, walked.inputs, order, outputs, kept)
-        if settings.cache and settings.schedule_disk:
-            schedule_disk.store(walked.key, entry)
+        schedule_disk.store(walked.key, entry)
         if walked.scalars:
             values = [c.arg for c in walked.scalars]
             for it in sched.items:
@@ -531,8 +530,7 @@ def cache_composed(walked: Walked, outputs: list[tuple[UOp, Device]], views: dic
         buffers.update(sched.views)
     composed = Schedule(items, views, buffers)
     entry = _schedule_cache[walked.key] = _record(composed, walked.inputs, walked.order, outputs, [])
-    if settings.cache and settings.schedule_disk:
-        schedule_disk.store(walked.key, entry)
+    schedule_disk.store(walked.key, entry)
 
 
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
@@ -781,7 +779,7 @@ def is_cached(walked: Walked) -> bool:
 def cached_entry(walked: Walked) -> CachedSchedule | None:
     """The schedule cache's entry for the walked structure: this process's, else the disk's."""
     entry = _schedule_cache.get(walked.key)
-    if entry is None and settings.cache and settings.schedule_disk:
+    if entry is None:
         fields = schedule_disk.load(walked.key, len(walked.inputs), len(walked.order))
         if fields is not None:
             entry = _schedule_cache[walked.key] = CachedSchedule(*fields)

@@ -24,7 +24,7 @@ import pickle
 import re
 from typing import Any
 
-from lazyarr import dtypes
+from lazyarr import dtypes, settings
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, discard, kind_dir, read_bytes, store_bytes
@@ -133,6 +133,10 @@ def decode(data: bytes) -> tuple | None:
     return new, kernels, outputs, points, kept
 
 
+def _enabled() -> bool:
+    return settings.cache and settings.schedule_disk
+
+
 MAX_KEY_BYTES = 1 << 16   # a larger structure (a whole loop, realized in stages) is not looked for
 _absent: dict[tuple, None] = {}   # keys looked for in vain, this process (at most MAX_ABSENT)
 MAX_ABSENT = 256
@@ -141,7 +145,7 @@ MAX_ABSENT = 256
 def load(key: tuple, n_inputs: int, n_nodes: int) -> tuple | None:
     """The fields of the entry for schedule cache key `key` of a graph of `n_inputs` input buffers
     and `n_nodes` nodes, or None (none, or it does not load or fit)."""
-    if len(key[0]) > MAX_KEY_BYTES or key in _absent:
+    if not _enabled() or len(key[0]) > MAX_KEY_BYTES or key in _absent:
         return None
     name = disk_key(key)
     data = read_bytes(KIND, name, SUFFIX)
@@ -169,7 +173,7 @@ def _fits(fields: tuple, n_inputs: int, n_nodes: int) -> bool:
 
 def store(key: tuple, entry: Any) -> None:
     """Keep a schedule cache entry on disk, where it can be kept."""
-    if len(key[0]) > MAX_KEY_BYTES:
+    if not _enabled() or len(key[0]) > MAX_KEY_BYTES:
         return
     data = encode(entry)
     if data is not None:
