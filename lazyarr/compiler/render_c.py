@@ -19,11 +19,12 @@ from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
 from lazyarr.compiler.renderer import Renderer, ordered_loops
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, is_scalar_var, is_size_var, scalar_var_index, size_var_index
+from lazyarr.compiler.uop import (GroupOp, Ops, UOp, is_scalar_var, is_size_var, op_cost, scalar_var_index,
+                                  size_var_index)
 from lazyarr.dtypes import DType
 
 MAX_NESTING = 32              # inlined expressions one expression may nest
-PARALLEL_MIN_WORK = 1 << 22   # loads, stores and ALU ops (lanes counted) below which threads cost more than they save
+PARALLEL_MIN_WORK = 1 << 22   # loads, stores and ALU ops (lanes, `op_cost` each) below which threads cost more than they save
 # (waking the other thread costs ~10-50 us on an idle machine, milliseconds when the machine is busy:
 # a 64x128x64 matmul, ~1.5M here, runs in 23 us on one thread, 13 us on two, and 10 ms on two while
 # another process keeps a core busy)
@@ -403,7 +404,9 @@ class CRenderer(Renderer):
         out: dict[UOp, str] = {}
         ordered = ordered_loops(program)
         store_ranges = frozenset().union(*(u.ranges for u in program if u.op is Ops.STORE))
-        work = sum(run_count(u) * u.dtype.count for u in program if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))
+        # (a library call counts as what it costs: a sin of float64 is ~30 operations, not one)
+        work = sum(run_count(u) * u.dtype.count * op_cost(u.op) for u in program
+                   if u.op in GroupOp.ALU or u.op in (Ops.LOAD, Ops.STORE))
         elementwise = not any(u.op is Ops.DEFINE_ACC for u in program)
         depth = 0
         for i, u in enumerate(program):
