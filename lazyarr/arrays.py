@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from lazyarr.compiler.patterns import substitute
-from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
+from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, structure_key, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index
-from lazyarr.realize import realized, run, schedule_realize
+from lazyarr.realize import buffer_readable, realized, replay, run, schedule_realize
 from lazyarr.runtime.device import Buffer, Device
 
 Shape = tuple[int, ...]
@@ -427,8 +427,8 @@ def realize(*tensors: Array) -> None:
     for hook in realize_hooks:
         hook(tensors)
     unique = list({id(t): t for t in tensors}.values()) if len(tensors) > 1 else tensors
-    todo = [t for t in unique if not is_buffer_view(t.uop) and
-            not (t.uop in realized and realized_for(t.uop, realized[t.uop], {t.device.name}))]
+    todo = [t for t in unique if not is_buffer_view(t._uop) and
+            not ((view := t._uop._view) is not None and realized_for(t._uop, view, {t.device.name}))]
     if not todo:
         return
     # Python's collector paused while realizing: a realization makes thousands of objects (nodes,
@@ -445,14 +445,26 @@ def realize(*tensors: Array) -> None:
 
 
 def _realize(todo: list[Array]) -> None:
-    views, items, programs, marked, stored = schedule_realize([(t.uop, t.device) for t in todo])
-    done = [(t, views[t.uop]) for t in todo] + _holders(stored)
+    roots = [t._uop for t in todo]
+    walked = structure_key(roots, [t.device for t in todo])
+    bound = replay(roots, walked)
+    if bound is not None:   # a structure that keeps coming back: its prepared launches, no schedule built
+        views, stored, launches = bound
+        done = [*zip(todo, views), *_holders(stored)] if stored else list(zip(todo, views))
+        _take_buffers(done)
+        del roots, walked, bound, views, done, stored   # (let go of before the kernels run, as below)
+        launches(buffer_readable)
+        return
+    views, items, programs, marked, stored = schedule_realize([(u, t.device) for u, t in zip(roots, todo)],
+                                                              walked=walked)
+    done = [(t, views[u]) for u, t in zip(roots, todo)] + _holders(stored)
     # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,
     # so that the tensors can go back to them and nothing counts as computed (otherwise they are
     # let go of, see below, so that the kernels may reuse storage no graph can read anymore)
     before = [(t, t._uop) for t, _ in done] if marked else []
     _take_buffers(done)
-    del views, done, stored   # the graphs are let go of before the kernels run: their buffers may be reused
+    # the graphs are let go of before the kernels run: their buffers may be reused
+    del roots, walked, views, done, stored
     try:
         run(items, programs, marked)
     except BaseException:   # a kernel failed: the tensors keep their graphs, nothing reads the buffers

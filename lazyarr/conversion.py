@@ -6,35 +6,45 @@ compiling anything when they can: the one element's index is mapped through the 
 (reshape, permute, expand, shrink, flip, pad) on the host, down to a buffer (read it), a constant
 (its value), an IOTA (the index itself) or a padded-out region (zero). Only when the walk meets a
 computed node (an ALU op, a reduction, ...) is that node realized, in full, once: the arrays that
-share it (`out` and `out[0]`, `out[1]`, ...) then all read its buffer. Nothing is computed on the
-host but index arithmetic.
+share it (`out` and `out[0]`, `out[1]`, ...) then all read its buffer. (An array of one element
+whose value is computed, a reduction's, is realized itself: it keeps its buffer.) Nothing is
+computed on the host but index arithmetic.
 """
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import numpy as np
+
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import python_value
 from lazyarr.ops import source_index
-from lazyarr.realize import realized
 from lazyarr.arrays import host_read_hooks, realize, wrap
 
 _MOVEMENT = (Ops.RESHAPE, Ops.PERMUTE, Ops.EXPAND, Ops.SHRINK, Ops.FLIP, Ops.PAD)
+_READ_ON_HOST = (*_MOVEMENT, Ops.BUFFER, Ops.CONST, Ops.IOTA)   # what the walk below reads without computing
 
 
 def element(t: Any) -> Any:
     """The value of the only element of tensor `t` (size 1) as a Python scalar."""
     for hook in host_read_hooks:
         hook("bool(), int(), float() or item()")
-    u, idx = t.uop, [0] * len(t.shape)
+    u = t.uop
+    if u.op is Ops.RESHAPE and u._view is None and u.src[0]._view is None and u.src[0].op not in _READ_ON_HOST:
+        realize(t)   # a computed value of one element (a reduction's): computed into the array itself
+        u = t.uop
+    idx = [0] * len(t.shape)
     while True:
-        view = realized.get(u)
+        view = u._view   # (`realized`)
         if view is not None:
             u = view
         op = u.op
         if op is Ops.BUFFER:
             buf = u.arg
+            storage = buf.storage
+            if type(storage) is np.ndarray and buf.device.host_memory and storage.dtype is buf.dtype.np:
+                return storage.item(idx[0])   # (a loop reads a scalar every iteration)
             data = buf.numpy()
             t.device.synchronize()
             return data[idx[0]].item()

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from lazyarr import settings
-from lazyarr.compiler.schedule import (Walked, cache_composed, create_schedule, is_cached, is_held, structure_key,
-                                      view_buffer)
+from lazyarr.compiler.schedule import (Walked, buffer_view, cache_composed, cached_entry, create_schedule, is_cached,
+                                      is_held, referenced, structure_key, view_buffer)
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -80,15 +80,13 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, wal
             not is_cached(walked):
         stored += _realize_stages(roots, outputs[0][1])
         walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
-    sched = create_schedule(outputs, walked, prepared=parts is None and executor.plain_launches())
+    sched = create_schedule(outputs, walked)
     if parts is not None:
         parts.append((sched, walked))
-    if type(sched.items) is PreparedRun:   # a schedule that keeps coming back: compiled, prepared
-        programs = None
-    else:   # compiled first: a kernel that fails to compile leaves nothing marked computed
-        programs = executor.compile_all(sched.items, sched.programs)
-        if sched.entry is not None:
-            _count_use(sched.entry, programs, len(walked.inputs), len(walked.scalars))
+    # compiled first: a kernel that fails to compile leaves nothing marked computed
+    programs = executor.compile_all(sched.items, sched.programs)
+    if sched.entry is not None:
+        _count_use(sched.entry, programs, len(walked.inputs), len(walked.scalars))
     marked = []
     for found in (sched.buffers, sched.views):
         for p, v in found.items():
@@ -97,8 +95,37 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, wal
                 marked.append(p)
     # only a library routine can fail on its data (a singular matrix); otherwise the nodes are not
     # held, so that the buffers of graphs let go of can be reused while the kernels run
-    fallible = programs is not None and any(type(it) is CallItem for it in sched.items)
+    fallible = any(type(it) is CallItem for it in sched.items)
     return sched.views, sched.items, programs, marked if fallible else [], stored + sched.stored
+
+
+def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], PreparedRun] | None:
+    """A realization of a structure that keeps coming back (its cached schedule was used
+    PREPARE_AFTER times, and its launches are prepared: `lazyarr.runtime.prepared`), bound to this
+    graph's buffers without a schedule: the new buffers made, the views of the outputs, of the held
+    values stored and of the realize points between them marked in `realized`, as `schedule_realize`
+    marks them. Returns the outputs' views, the held values stored (in `realized`: the caller gives
+    their arrays the views) and the run (call it with `buffer_readable` once the caller let go of the
+    graphs it no longer needs); None where the structure is not such (then `schedule_realize`), or
+    where launches are recorded or timed (`executor.plain_launches`). A cached structure is never
+    realized in stages."""
+    entry = cached_entry(walked)
+    if entry is None or (launches := entry.launches[1]) is None or not executor.plain_launches():
+        return None
+    inputs, order = walked.inputs, walked.order
+    new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
+    pools = (inputs, new)
+    stored = [order[i] for i, _ in entry.kept]
+    views = []
+    for u, (ref, shape) in zip(outputs + stored if stored else outputs, entry.outputs):   # (held values last)
+        view = buffer_view(referenced(pools, ref), shape)
+        if u is not view:
+            u._view = view
+        views.append(view)
+    for pos, j in entry.points:
+        p = order[pos]
+        p._view = buffer_view(new[j], p.shape)
+    return views[:len(outputs)], stored, PreparedRun(launches, inputs + new, [c.arg for c in walked.scalars])
 
 
 def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
@@ -115,8 +142,13 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
     keeping = _KeptAnchors()
 
     def realize_now(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, parts: list | None = None) -> None:
-        _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked, parts=parts)
-        run(items, programs, marked)
+        bound = replay([a for a, _ in outputs], walked) if walked is not None and parts is None else None
+        if bound is not None:
+            _, kept, launches = bound
+            launches(buffer_readable)
+        else:
+            _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked, parts=parts)
+            run(items, programs, marked)
         stored.extend(kept)
     start = 0
     for end in segment_ends([f for _, _, f in found]):
@@ -182,12 +214,9 @@ def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -
                                       executor.installed())
 
 
-def run(items: list[ScheduleItem] | PreparedRun, programs: list[Any] | None = None, marked: list[UOp] = ()) -> None:
+def run(items: list[ScheduleItem], programs: list[Any] | None = None, marked: list[UOp] = ()) -> None:
     """Launch the kernels. If one fails (a library routine raising on its input: a singular matrix),
     the `marked` nodes are forgotten as computed, so that nothing reads the buffers left unfilled."""
-    if type(items) is PreparedRun:   # C kernels only: none fails on its data
-        items(buffer_readable)
-        return
     try:
         executor.run(items, buffer_readable, programs)
     except BaseException:

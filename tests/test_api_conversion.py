@@ -15,12 +15,12 @@ from tests import strategies as S
 @pytest.fixture
 def count_realizations(monkeypatch):
     calls = []
-    original = array_module.schedule_realize
+    original = array_module._realize   # (every realization: scheduled, or a cached structure replayed)
 
-    def counting(outputs):
-        calls.append(outputs)
-        return original(outputs)
-    monkeypatch.setattr(array_module, "schedule_realize", counting)
+    def counting(todo):
+        calls.append([(t.uop, t.device) for t in todo])
+        return original(todo)
+    monkeypatch.setattr(array_module, "_realize", counting)
     return calls
 
 

@@ -34,12 +34,18 @@ def test_a_loop_realized_in_segments_gives_numpys_answer_with_few_schedules(monk
     monkeypatch.setattr(schedule, "_schedule_cache", {})
     monkeypatch.setattr(settings, "schedule_disk", False)
     fn, data = WORKLOADS[name], data_for(name)
-    calls, plain = [0], realize_module.schedule_realize
+    calls, plain, plain_replay = [0], realize_module.schedule_realize, realize_module.replay
 
     def counting(*args, **kwargs):
         calls[0] += 1
         return plain(*args, **kwargs)
+
+    def counting_replays(*args, **kwargs):   # (a structure that came back runs its prepared launches)
+        bound = plain_replay(*args, **kwargs)
+        calls[0] += bound is not None
+        return bound
     monkeypatch.setattr(realize_module, "schedule_realize", counting)
+    monkeypatch.setattr(realize_module, "replay", counting_replays)
     for n, runs in ((200, 2), (300, 1)):
         for run in range(runs):
             out = fn(xp, data, n)

@@ -94,12 +94,12 @@ def test_the_collector_is_paused_while_realizing_and_left_as_the_user_set_it(mon
     import gc
     from lazyarr import arrays
     seen = []
-    original = arrays.schedule_realize
+    original = arrays._realize
 
     def watching(*args, **kwargs):
         seen.append(gc.isenabled())
         return original(*args, **kwargs)
-    monkeypatch.setattr(arrays, "schedule_realize", watching)
+    monkeypatch.setattr(arrays, "_realize", watching)
     assert gc.isenabled()
     x = xp.asarray(np.arange(5.0))
     np.testing.assert_array_equal((x * 2).numpy(), np.arange(5.0) * 2)

@@ -38,7 +38,6 @@ from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime.devices import get_device
 from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
-from lazyarr.runtime.prepared import PreparedRun
 
 def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     """The tensor node reading `buf` as an array of `shape`."""
@@ -287,27 +286,48 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> Walked:
     realized nodes met, the computed nodes that live arrays hold (`is_held`; the key marks them),
     and the liftable constants in order of first appearance (the schedule's scalars)."""
     sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
-    names = {devices[0].name} if len(devices) == 1 else {d.name for d in devices}
+    facts = _devices_facts.get(id(devices[0])) if len(devices) == 1 else None
+    if facts is None or facts[0] is not devices[0]:
+        facts = _devices_facts_of(devices)
+    _, names, in_order, serves = facts
+    # the settings that change how a graph is scheduled and its kernels' code belong to its key
+    config = settings.config()
     if _native is not None:   # the same walk in C (lazyarr.compiler.native)
-        return Walked(*_native.walk(sink, lambda n, view: realized_for(n, view, names), names), devices)
+        return Walked((in_order, config), *_native.walk(sink, serves, names), devices)
     try:
-        return Walked(*_walk(sink, names), devices)
+        return Walked((in_order, config), *_walk(sink, names), devices)
     except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + len(sink.toposort()) + 100)
         try:
-            return Walked(*_walk(sink, names), devices)
+            return Walked((in_order, config), *_walk(sink, names), devices)
         finally:
             sys.setrecursionlimit(limit)
+
+
+# a device's id -> the device and the facts structure_key needs of it (a realization on one device,
+# the commonest; by id, as a device's hash is a Python call)
+_devices_facts: dict[int, tuple] = {}
+
+
+def _devices_facts_of(devices: list[Device]) -> tuple:
+    """The first device, the devices' names (a set), their names in order (for the key), and
+    whether a realized node's view serves a graph computed on them (the walk's `realized_for`)."""
+    names = {d.name for d in devices}
+    facts = (devices[0], names, tuple([d.name for d in devices]), lambda n, view: realized_for(n, view, names))
+    if len(devices) == 1:
+        _devices_facts[id(devices[0])] = facts
+    return facts
 
 
 class Walked:
     """structure_key's answer."""
     __slots__ = ("key", "inputs", "order", "resolved", "held", "scalars")
 
-    def __init__(self, key: bytes, inputs: list[Buffer], order: list[UOp], resolved: dict[UOp, UOp],
+    def __init__(self, rest: tuple, key: bytes, inputs: list[Buffer], order: list[UOp], resolved: dict[UOp, UOp],
                  held: list[UOp], scalars: list[UOp], devices: list[Device]):
-        self.key, self.inputs, self.order, self.resolved = _finish_key(key, devices), inputs, order, resolved
+        # the key: the walk's, the devices' names and the configuration (`rest`)
+        self.key, self.inputs, self.order, self.resolved = (key, *rest), inputs, order, resolved
         self.held, self.scalars = held, scalars
 
 
@@ -319,11 +339,6 @@ def is_held(n: UOp) -> bool:
         return False
     array = ref()
     return array is not None and array._uop is n
-
-
-def _finish_key(key: bytes, devices: list[Device]) -> tuple:
-    # the settings that change how a graph is scheduled and its kernels' code belong to its key
-    return (key, tuple([d.name for d in devices]), settings.config())
 
 
 def _atom(x: Any) -> int:
@@ -408,30 +423,25 @@ def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
 
 
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
-                 outputs: list[tuple[UOp, Device]], scalars: list[Any], prepared: bool) -> Schedule:
-    """The schedule of a cache entry on these input buffers and scalar values. `prepared`: its
-    kernels may run as the entry's prepared launches, where it has them."""
+                 outputs: list[tuple[UOp, Device]], scalars: list[Any]) -> Schedule:
+    """The schedule of a cache entry on these input buffers and scalar values."""
     new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
     pools = (inputs, new)
-    launches = entry.launches[1]
-    if prepared and launches is not None:
-        items = PreparedRun(launches, inputs + new, scalars)
-    else:
-        items = []
-        for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
-            it = object.__new__(type(template))
-            it.__dict__.update(template.__dict__)
-            it.buffers = [_referenced(pools, ref) for ref in refs]
-            if it.slots:
-                it.scalars = tuple([scalars[k] for k in it.slots])
-            items.append(it)
-    views = {orig: buffer_view(_referenced(pools, ref), shape)
+    items = []
+    for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
+        it = object.__new__(type(template))
+        it.__dict__.update(template.__dict__)
+        it.buffers = [referenced(pools, ref) for ref in refs]
+        if it.slots:
+            it.scalars = tuple([scalars[k] for k in it.slots])
+        items.append(it)
+    views = {orig: buffer_view(referenced(pools, ref), shape)
              for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
     return Schedule(items, views, points, entry=entry)
 
 
-def _referenced(pools: tuple[list[Buffer], list[Buffer]], ref: tuple[int, int, bool]) -> Buffer:
+def referenced(pools: tuple[list[Buffer], list[Buffer]], ref: tuple[int, int, bool]) -> Buffer:
     """The buffer a cache entry's reference names (see CachedSchedule): an input or a new one, or
     its real view."""
     b = pools[ref[0]][ref[1]]
@@ -466,13 +476,12 @@ def _template(item: Any) -> Any:
     return replace(item, buffers=[])
 
 
-def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, prepared: bool = False) -> Schedule:
+def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = None) -> Schedule:
     """The kernels that compute `outputs` (nodes with their devices), in dependency order. A graph
     of the same structure as an earlier one, on other buffers, reuses its kernels (the schedule
     cache) and skips fusion and rangeify. `walked`: structure_key's answer for `outputs`, if the
     caller has it. The values that live arrays hold are stored too (`held_values`): they are
-    outputs after the given ones, and the schedule lists them (`stored`). `prepared`: a cached
-    schedule's kernels may come as its prepared launches (a `runtime.prepared.PreparedRun`)."""
+    outputs after the given ones, and the schedule lists them (`stored`)."""
     roots = [u for u, _ in outputs]
     walked = walked or structure_key(roots, [d for _, d in outputs])
     entry = cached_entry(walked)
@@ -484,7 +493,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
         outputs = outputs + kept
         roots = roots + [u for u, _ in kept]
     if entry is not None:
-        sched = _instantiate(entry, walked.inputs, order, outputs, [c.arg for c in walked.scalars], prepared)
+        sched = _instantiate(entry, walked.inputs, order, outputs, [c.arg for c in walked.scalars])
         sched.programs = entry.programs
     else:
         # realized nodes read from their buffers, liftable constants become the schedule's scalars
