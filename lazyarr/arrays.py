@@ -27,7 +27,7 @@ from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index
-from lazyarr.realize import buffer_readable, realized, replay, run, schedule_realize
+from lazyarr.realize import buffer_readable, realized, replay, run, schedule_realize, stages_first
 from lazyarr.runtime.device import Buffer, Device
 
 Shape = tuple[int, ...]
@@ -445,26 +445,26 @@ def realize(*tensors: Array) -> None:
 
 
 def _realize(todo: list[Array]) -> None:
-    roots = [t._uop for t in todo]
-    walked = structure_key(roots, [t.device for t in todo])
+    roots, devices = [t._uop for t in todo], [t.device for t in todo]
+    walked, staged = stages_first(roots, devices, structure_key(roots, devices))
     bound = replay(roots, walked)
     if bound is not None:   # a structure that keeps coming back: its prepared launches, no schedule built
         views, stored, launches = bound
+        stored = staged + stored if staged else stored
         done = [*zip(todo, views), *_holders(stored)] if stored else list(zip(todo, views))
         _take_buffers(done)
-        del roots, walked, bound, views, done, stored   # (let go of before the kernels run, as below)
+        del roots, walked, bound, views, done, stored, staged   # (let go of before the kernels run, as below)
         launches(buffer_readable)
         return
-    views, items, programs, marked, stored = schedule_realize([(u, t.device) for u, t in zip(roots, todo)],
-                                                              walked=walked)
-    done = [(t, views[u]) for u, t in zip(roots, todo)] + _holders(stored)
+    views, items, programs, marked, stored = schedule_realize(list(zip(roots, devices)), walked)
+    done = [(t, views[u]) for u, t in zip(roots, todo)] + _holders(staged + stored)
     # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,
     # so that the tensors can go back to them and nothing counts as computed (otherwise they are
     # let go of, see below, so that the kernels may reuse storage no graph can read anymore)
     before = [(t, t._uop) for t, _ in done] if marked else []
     _take_buffers(done)
     # the graphs are let go of before the kernels run: their buffers may be reused
-    del roots, walked, views, done, stored
+    del roots, walked, views, done, stored, staged
     try:
         run(items, programs, marked)
     except BaseException:   # a kernel failed: the tensors keep their graphs, nothing reads the buffers

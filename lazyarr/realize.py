@@ -1,8 +1,9 @@
-"""Realization: the graphs of tensors become values in buffers. `schedule_realize` schedules the
-graphs (`lazyarr.compiler.schedule`; a graph too large to schedule at once is realized in stages
-first, `lazyarr.compiler.stages`), compiles the kernels (`lazyarr.runtime.executor.compile_all`)
-and records each computed node's buffer in `realized`; `run` launches the kernels, lending
-storage that no graph can read anymore (`buffer_readable`)."""
+"""Realization: the graphs of tensors become values in buffers. A graph too large to schedule at
+once is realized in stages first (`stages_first`, `lazyarr.compiler.stages`); `schedule_realize`
+schedules the graphs (`lazyarr.compiler.schedule`), compiles the kernels
+(`lazyarr.runtime.executor.compile_all`) and records each computed node's buffer in `realized`;
+`run` launches the kernels, lending storage that no graph can read anymore (`buffer_readable`).
+A structure that keeps coming back skips the schedule: `replay` binds its prepared launches."""
 from __future__ import annotations
 
 from typing import Any
@@ -59,27 +60,28 @@ def buffer_readable(b: Buffer) -> bool:
     return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
 
 
-def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, walked: Walked | None = None,
-                     parts: list | None = None
+def stages_first(roots: list[UOp], devices: list[Device], walked: Walked) -> tuple[Walked, list[UOp]]:
+    """A graph too large to schedule at once (`walked`, its walk), and not in the schedule cache,
+    has its stages (`lazyarr.compiler.stages`) realized first. Returns the graph's walk then (it
+    reads the stages' buffers) and the held values the stages stored."""
+    if settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and not is_cached(walked):
+        stored = _realize_stages(roots, devices[0])
+        return structure_key(roots, devices), stored
+    return walked, []
+
+
+def schedule_realize(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, parts: list | None = None
                      ) -> tuple[dict[UOp, UOp], list[ScheduleItem], list[Any], list[UOp], list[UOp]]:
     """The views the outputs will have, the kernels that fill them, their compiled programs, if a
     library routine is among them the nodes `realized` now knows the views of (it holds nodes
     weakly; `run` forgets them again if the routine fails), and the values that live arrays hold
     which the schedule stores too (`schedule.held_values`: their views are in `realized`, and the caller
-    gives the arrays their buffers). A graph too large to schedule at once has its stages
-    (`lazyarr.compiler.stages`) computed first, unless `stages` is false. Run the kernels with
-    `run` once the caller has let go of the graphs it no longer needs, so that their buffers'
-    storage can be reused. `walked`: the outputs' `structure_key`, where the caller has it.
-    `parts`: a list the schedule and its walk are appended to (its items then stay a list, for
-    `schedule.cache_composed`)."""
-    roots = [u for u, _ in outputs]
-    walked = walked or structure_key(roots, [d for _, d in outputs])
-    stored: list[UOp] = []
-    # a graph too large to schedule at once, and not in the schedule cache: its stages first
-    if stages and settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and \
-            not is_cached(walked):
-        stored += _realize_stages(roots, outputs[0][1])
-        walked = structure_key(roots, [d for _, d in outputs])   # the graph now reads the stages' buffers
+    gives the arrays their buffers). (A graph too large to schedule at once has its stages
+    realized first: `stages_first`.) Run the kernels with `run` once the caller has let go of the
+    graphs it no longer needs, so that their buffers' storage can be reused. `walked`: the
+    outputs' `structure_key`, where the caller has it. `parts`: a list the schedule and its walk
+    are appended to (its items then stay a list, for `schedule.cache_composed`)."""
+    walked = walked or structure_key([u for u, _ in outputs], [d for _, d in outputs])
     sched = create_schedule(outputs, walked)
     if parts is not None:
         parts.append((sched, walked))
@@ -96,7 +98,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], stages: bool = True, wal
     # only a library routine can fail on its data (a singular matrix); otherwise the nodes are not
     # held, so that the buffers of graphs let go of can be reused while the kernels run
     fallible = any(type(it) is CallItem for it in sched.items)
-    return sched.views, sched.items, programs, marked if fallible else [], stored + sched.stored
+    return sched.views, sched.items, programs, marked if fallible else [], sched.stored
 
 
 def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], PreparedRun] | None:
@@ -147,7 +149,7 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
             _, kept, launches = bound
             launches(buffer_readable)
         else:
-            _, items, programs, marked, kept = schedule_realize(outputs, stages=False, walked=walked, parts=parts)
+            _, items, programs, marked, kept = schedule_realize(outputs, walked, parts)
             run(items, programs, marked)
         stored.extend(kept)
     start = 0
