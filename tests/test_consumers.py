@@ -1,9 +1,14 @@
 """Array-API consumers that stopped at sorting, sets and masks (issue 16) or at linalg (issue 17),
 run on lazyarr arrays and compared with the same calls on NumPy arrays: scikit-learn with
 array_api_dispatch, SciPy's stats and array-api-extra. (Ridge's cholesky solver is not here:
-scikit-learn's dispatch itself allows only solver='svd'.) Each case runs in a subprocess, since SCIPY_ARRAY_API=1 (which
-scikit-learn's dispatch needs too) must be set before SciPy is first imported."""
+scikit-learn's dispatch itself allows only solver='svd'.) The cases of each library run in a
+subprocess, since SCIPY_ARRAY_API=1 (which scikit-learn's dispatch needs too) must be set before
+SciPy is first imported: one subprocess runs them all (each starting Python, the library and the
+device again cost most of the time, on OpenCL ~2 s a case), and reports each case's outcome; the
+pytest workers share it (the first to need a library's outcomes runs it, the others read them)."""
+import fcntl
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -80,13 +85,52 @@ IMPORTS = {
 }
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_a_consumer_gives_numpys_answer_on_lazyarr_arrays(case):
+def case_code(case: str) -> str:
+    """A function running `case`'s call and comparing it with NumPy's."""
     lib = case.split()[0]
     call = f"same(lambda A: {CASES[case]}, lazy={lib != 'sklearn-converting'})"
     if lib == "sklearn":
         call = f"with config_context(array_api_dispatch=True):\n    {call}"
-    code = PRELUDE + IMPORTS[lib] + textwrap.dedent(call) + "\nprint('ok')\n"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "SCIPY_ARRAY_API": "1"})
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    return "def run_case():\n" + textwrap.indent(call, "    ") + "\n"
+
+
+@pytest.fixture(scope="session")
+def shared_dir(tmp_path_factory, request):
+    """A folder of this test session that every pytest worker sees (xdist's workers' base
+    temporary folders share a parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if hasattr(request.config, "workerinput") else base
+
+
+def shared_outcomes(lib: str, folder) -> dict[str, str]:
+    """`outcomes(lib)`, run once for all workers: under a lock, read from `folder` where another
+    worker wrote them."""
+    path = folder / f"consumers-{lib}.json"
+    with open(folder / f"consumers-{lib}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            path.write_text(json.dumps(outcomes(lib)))
+        return json.loads(path.read_text())
+
+
+def outcomes(lib: str) -> dict[str, str]:
+    """Each case of library `lib` → "ok" or its traceback, from one subprocess running them all in turn
+    (a case that fails leaves the others to run); a subprocess that dies fails each case with its stderr."""
+    cases = [c for c in CASES if c.split()[0] == lib]
+    runner = "import json, traceback\noutcomes = {}\n"
+    for case in cases:
+        runner += case_code(case) + (f"try:\n    run_case()\n    outcomes[{case!r}] = 'ok'\n"
+                                     f"except BaseException:\n    outcomes[{case!r}] = traceback.format_exc()\n")
+    runner += "print('OUTCOMES ' + json.dumps(outcomes))\n"
+    out = subprocess.run([sys.executable, "-c", PRELUDE + IMPORTS[lib] + runner], capture_output=True, text=True,
+                         timeout=1200, env={**os.environ, "SCIPY_ARRAY_API": "1"})
+    line = next((x for x in out.stdout.splitlines() if x.startswith("OUTCOMES ")), None)
+    if out.returncode != 0 or line is None:
+        return {c: f"the subprocess exited with {out.returncode}:\n{out.stderr[-3000:]}" for c in cases}
+    return json.loads(line[len("OUTCOMES "):])
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_consumer_gives_numpys_answer_on_lazyarr_arrays(case, shared_dir):
+    outcome = shared_outcomes(case.split()[0], shared_dir)[case]
+    assert outcome == "ok", outcome
