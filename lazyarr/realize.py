@@ -6,7 +6,8 @@ schedules the graphs (`lazyarr.compiler.schedule`), compiles the kernels
 A structure that keeps coming back skips the schedule: `replay` binds its prepared launches."""
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from lazyarr import settings
 from lazyarr.compiler.schedule import (Walked, buffer_view, cache_composed, cached_entry, create_schedule, is_cached,
@@ -16,7 +17,7 @@ from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime import executor
 from lazyarr.runtime.items import CallItem, ScheduleItem
-from lazyarr.runtime.prepared import PreparedLaunches, PreparedRun
+from lazyarr.runtime.prepared import PreparedLaunches
 
 
 PREPARE_AFTER = 2   # uses of a cached schedule after which its launches are prepared
@@ -101,7 +102,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], walked: Walked | None = 
     return sched.views, sched.items, programs, marked if fallible else [], sched.stored
 
 
-def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], PreparedRun] | None:
+def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Callable[[Callable], None]] | None:
     """A realization of a structure that keeps coming back (its cached schedule was used
     PREPARE_AFTER times, and its launches are prepared: `lazyarr.runtime.prepared`), bound to this
     graph's buffers without a schedule: the new buffers made, the views of the outputs, of the held
@@ -127,7 +128,7 @@ def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Pr
     for pos, j in entry.points:
         p = order[pos]
         p._view = buffer_view(new[j], p.shape)
-    return views[:len(outputs)], stored, PreparedRun(launches, inputs + new, [c.arg for c in walked.scalars])
+    return views[:len(outputs)], stored, partial(launches.run, inputs + new, [c.arg for c in walked.scalars])
 
 
 def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:

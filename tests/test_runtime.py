@@ -113,3 +113,37 @@ def test_the_collector_is_paused_while_realizing_and_left_as_the_user_set_it(mon
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_pool_kept_from_while_the_collector_frees_buffers():
+    """`keep` (a captured step keeps storage for itself) walks the CPU device's pool; a buffer the
+    collector frees meanwhile (one in a reference cycle) gives its memory back into it, under a size
+    it may have no entry for: the walk must not break ("dictionary changed size during iteration").
+    Here each collection during the walk frees one such buffer."""
+    import gc
+    from lazyarr import dtypes
+    from lazyarr.runtime.device import Buffer
+    dev = get_device("cpu")
+    kept = Buffer(dev, 3, dtypes.float32)
+    kept.ensure_allocated()
+    for size in (5, 6, 7):   # entries for the walk to go through
+        b = Buffer(dev, size, dtypes.float32)
+        b.ensure_allocated()
+        b.release()
+    freed = [Buffer(dev, size, dtypes.float32) for size in range(1001, 1041)]   # sizes the pool has no entry for
+    for b in freed:
+        b.ensure_allocated()
+
+    def free_one(phase, info):
+        if phase == "start" and freed:
+            freed.pop().release()
+    threshold = gc.get_threshold()
+    gc.callbacks.append(free_one)
+    gc.set_threshold(1)
+    try:
+        dev.keep(kept.storage)
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(free_one)
+    assert len(freed) < 39   # (collections ran during the walk)
+    assert all(kept.storage.ctypes.data != address for entries in dev._pool.values() for _, address in entries)

@@ -107,7 +107,8 @@ class CPUDevice(Device):
 
     def keep(self, storage: np.ndarray) -> None:
         start = array_address(storage)
-        for nbytes, pooled in self._pool.items():
+        # (a copy: the collector may free a buffer meanwhile, whose memory comes back under a new size)
+        for nbytes, pooled in list(self._pool.items()):
             kept = [(m, a) for m, a in pooled if a != start]
             self._pooled_bytes -= nbytes * (len(pooled) - len(kept))
             pooled[:] = kept

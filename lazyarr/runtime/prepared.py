@@ -144,15 +144,3 @@ class PreparedLaunches:
             else:
                 self.values[len(words):len(words) + len(scalars)] = scalar_words(scalars)
         self.calls()
-
-
-class PreparedRun:
-    """A cached schedule's kernels as its prepared launches, bound to one run's buffers (the
-    inputs, then the new ones) and scalar values: what `lazyarr.realize.run` runs in place of items."""
-    __slots__ = ("launches", "buffers", "scalars")
-
-    def __init__(self, launches: PreparedLaunches, buffers: list[Buffer], scalars: list[Any]):
-        self.launches, self.buffers, self.scalars = launches, buffers, scalars
-
-    def __call__(self, readable: Callable[[Buffer], bool]) -> None:
-        self.launches.run(self.buffers, self.scalars, readable)
