@@ -18,6 +18,7 @@ import gc
 import itertools
 import math
 import weakref
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index
-from lazyarr.realize import buffer_readable, realized, replay, run, schedule_realize, stages_first
+from lazyarr.realize import realized, replay, run, schedule_realize, stages_first
 from lazyarr.runtime.device import Buffer, Device
 
 Shape = tuple[int, ...]
@@ -449,24 +450,23 @@ def _realize(todo: list[Array]) -> None:
     walked, staged = stages_first(roots, devices, structure_key(roots, devices))
     bound = replay(roots, walked)
     if bound is not None:   # a structure that keeps coming back: its prepared launches, no schedule built
-        views, stored, launches = bound
-        stored = staged + stored if staged else stored
-        done = [*zip(todo, views), *_holders(stored)] if stored else list(zip(todo, views))
-        _take_buffers(done)
-        del roots, walked, bound, views, done, stored, staged   # (let go of before the kernels run, as below)
-        launches(buffer_readable)
-        return
-    views, items, programs, marked, stored = schedule_realize(list(zip(roots, devices)), walked)
-    done = [(t, views[u]) for u, t in zip(roots, todo)] + _holders(staged + stored)
+        views, stored, launch = bound
+        marked: list[UOp] = []
+    else:
+        found, items, programs, marked, stored = schedule_realize(list(zip(roots, devices)), walked)
+        views = [found[u] for u in roots]
+        launch = partial(run, items, programs, marked)
+        del found   # (its keys are the roots)
+    done = [*zip(todo, views), *_holders(staged + stored)]
     # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,
     # so that the tensors can go back to them and nothing counts as computed (otherwise they are
     # let go of, see below, so that the kernels may reuse storage no graph can read anymore)
     before = [(t, t._uop) for t, _ in done] if marked else []
     _take_buffers(done)
     # the graphs are let go of before the kernels run: their buffers may be reused
-    del roots, walked, views, done, stored, staged
+    del roots, walked, bound, views, done, stored, staged
     try:
-        run(items, programs, marked)
+        launch()
     except BaseException:   # a kernel failed: the tensors keep their graphs, nothing reads the buffers
         for t, u in before:
             t._uop = u

@@ -10,8 +10,8 @@ from functools import partial
 from typing import Any, Callable
 
 from lazyarr import settings
-from lazyarr.compiler.schedule import (Walked, buffer_view, cache_composed, cached_entry, create_schedule, is_cached,
-                                      is_held, referenced, structure_key, view_buffer)
+from lazyarr.compiler.schedule import (Walked, bind_entry, cache_composed, cached_entry, create_schedule, is_cached,
+                                      is_held, structure_key, view_buffer)
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -102,33 +102,28 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], walked: Walked | None = 
     return sched.views, sched.items, programs, marked if fallible else [], sched.stored
 
 
-def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Callable[[Callable], None]] | None:
+def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Callable[[], None]] | None:
     """A realization of a structure that keeps coming back (its cached schedule was used
     PREPARE_AFTER times, and its launches are prepared: `lazyarr.runtime.prepared`), bound to this
     graph's buffers without a schedule: the new buffers made, the views of the outputs, of the held
     values stored and of the realize points between them marked in `realized`, as `schedule_realize`
     marks them. Returns the outputs' views, the held values stored (in `realized`: the caller gives
-    their arrays the views) and the run (call it with `buffer_readable` once the caller let go of the
-    graphs it no longer needs); None where the structure is not such (then `schedule_realize`), or
+    their arrays the views) and the run (call it once the caller let go of the graphs it no longer
+    needs); None where the structure is not such (then `schedule_realize`), or
     where launches are recorded or timed (`executor.plain_launches`). A cached structure is never
     realized in stages."""
     entry = cached_entry(walked)
     if entry is None or (launches := entry.launches[1]) is None or not executor.plain_launches():
         return None
-    inputs, order = walked.inputs, walked.order
-    new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
-    pools = (inputs, new)
-    stored = [order[i] for i, _ in entry.kept]
-    views = []
-    for u, (ref, shape) in zip(outputs + stored if stored else outputs, entry.outputs):   # (held values last)
-        view = buffer_view(referenced(pools, ref), shape)
+    new, views, points = bind_entry(entry, walked.inputs, walked.order)
+    stored = [walked.order[i] for i, _ in entry.kept]
+    for u, view in zip(outputs + stored if stored else outputs, views):   # (held values last)
         if u is not view:
             u._view = view
-        views.append(view)
-    for pos, j in entry.points:
-        p = order[pos]
-        p._view = buffer_view(new[j], p.shape)
-    return views[:len(outputs)], stored, partial(launches.run, inputs + new, [c.arg for c in walked.scalars])
+    for p, view in points.items():
+        p._view = view
+    return views[:len(outputs)], stored, partial(launches.run, walked.inputs + new, [c.arg for c in walked.scalars],
+                                                 buffer_readable)
 
 
 def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
@@ -145,10 +140,10 @@ def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:
     keeping = _KeptAnchors()
 
     def realize_now(outputs: list[tuple[UOp, Device]], walked: Walked | None = None, parts: list | None = None) -> None:
-        bound = replay([a for a, _ in outputs], walked) if walked is not None and parts is None else None
-        if bound is not None:
-            _, kept, launches = bound
-            launches(buffer_readable)
+        bound = replay([a for a, _ in outputs], walked) if walked is not None else None
+        if bound is not None:   # (a segment whose structure is cached: no parts to collect)
+            _, kept, launch = bound
+            launch()
         else:
             _, items, programs, marked, kept = schedule_realize(outputs, walked, parts)
             run(items, programs, marked)

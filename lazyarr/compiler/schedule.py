@@ -425,23 +425,32 @@ def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:
 def _instantiate(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp],
                  outputs: list[tuple[UOp, Device]], scalars: list[Any]) -> Schedule:
     """The schedule of a cache entry on these input buffers and scalar values."""
-    new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
+    new, views, points = bind_entry(entry, inputs, order)
     pools = (inputs, new)
     items = []
     for template, refs in entry.kernels:   # each item a copy of the first one's, on these buffers
         it = object.__new__(type(template))
         it.__dict__.update(template.__dict__)
-        it.buffers = [referenced(pools, ref) for ref in refs]
+        it.buffers = [_referenced(pools, ref) for ref in refs]
         if it.slots:
             it.scalars = tuple([scalars[k] for k in it.slots])
         items.append(it)
-    views = {orig: buffer_view(referenced(pools, ref), shape)
-             for (orig, _), (ref, shape) in zip(outputs, entry.outputs)}
+    return Schedule(items, dict(zip([orig for orig, _ in outputs], views)), points, entry=entry)
+
+
+def bind_entry(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp]
+               ) -> tuple[list[Buffer], list[UOp], dict[UOp, UOp]]:
+    """A cache entry's new buffers for one run on these input buffers (the graph's, walked into
+    `order`), the views of its outputs (the given ones, then the held values stored: in the order
+    of `entry.outputs`) and its realize points' views."""
+    new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
+    pools = (inputs, new)
+    views = [buffer_view(_referenced(pools, ref), shape) for ref, shape in entry.outputs]
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
-    return Schedule(items, views, points, entry=entry)
+    return new, views, points
 
 
-def referenced(pools: tuple[list[Buffer], list[Buffer]], ref: tuple[int, int, bool]) -> Buffer:
+def _referenced(pools: tuple[list[Buffer], list[Buffer]], ref: tuple[int, int, bool]) -> Buffer:
     """The buffer a cache entry's reference names (see CachedSchedule): an input or a new one, or
     its real view."""
     b = pools[ref[0]][ref[1]]
