@@ -354,3 +354,31 @@ def test_the_atomic_writer_leaves_nothing_behind_on_failure(tmp_path, error):
     assert sorted(os.listdir(tmp_path)) == ["entry.so"] and target.read_bytes() == b"old"
     cache.atomic_write(str(target), b"new")
     assert sorted(os.listdir(tmp_path)) == ["entry.so"] and target.read_bytes() == b"new"
+
+
+@pytest.mark.parametrize("aside", ["process", "thread"])
+def test_the_size_check_while_working_runs_in_a_child_process(tmp_path, monkeypatch, aside):
+    """The check at a process's first write scans the whole cache (about a second for a large one):
+    in a child process, so the interpreter lock stays with the user's code; on a thread where no
+    process can be started. Either way the least recently used entries go."""
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+    monkeypatch.setattr(settings, "cache_limit", 0)   # no limit while the old entries are made
+    old = [cache.cached_file("kernels", cache.cache_key(str(i)), ".so", lambda p: open(p, "wb").write(b"x" * 1000))
+           for i in range(20)]
+    for i, p in enumerate(old):
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+    monkeypatch.setattr(settings, "cache_limit", 10_000)
+    monkeypatch.setattr(cache, "_pending", {})   # a new process: its first write checks
+    monkeypatch.setattr(cache, "_checks", [])
+    if aside == "thread":
+        def refuse(*args, **kwargs):
+            raise OSError("no processes left")
+        monkeypatch.setattr(subprocess, "Popen", refuse)
+    new = cache.cached_file("kernels", cache.cache_key("new"), ".so", lambda p: open(p, "wb").write(b"y" * 3000))
+    (check,) = cache._checks
+    if aside == "process":
+        assert isinstance(check, subprocess.Popen) and check.wait(60) == 0
+    else:
+        check.join(60)
+    assert os.path.exists(new) and os.path.exists(old[-1]) and not os.path.exists(old[0])
+    assert files_size(tmp_path / "cache") <= 10_000 * cache.EVICT_TO

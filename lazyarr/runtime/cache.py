@@ -25,34 +25,31 @@ one is not safe either. Folders inside the root are checked the same way.
 Size. The cache keeps to `settings.cache_limit` bytes (LAZYARR_CACHE_LIMIT, default 1 GiB), PoCL's
 own cache included (`pocl_cache_dir`: the OpenCL device points POCL_CACHE_DIR there). Lookups never
 scan the folder: a process that writes entries checks the total at its first write, again after
-each eighth of the limit it writes (on a thread of its own), and at exit, and removes the least
-recently used entries (by
-mtime, which a process touches when it first loads an entry; a PoCL program's folder as one entry)
-until the cache is at 80% of the limit. Temporary files older than an hour (a crashed writer's) go.
+each eighth of the limit it writes (in a child process: `cache_eviction`), and at exit, and removes
+the least recently used entries (by mtime, which a process touches when it first loads an entry; a
+PoCL program's folder as one entry) until the cache is at 80% of the limit. Temporary files older
+than an hour (a crashed writer's) go.
 """
 from __future__ import annotations
 
 import atexit
 import hashlib
 import os
-import re
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
-import time
 import warnings
 from typing import Any, Callable
 
 from lazyarr import settings
+from lazyarr.runtime import cache_eviction
+from lazyarr.runtime.cache_eviction import EVICT_TO, TMP_PREFIX, note_trim, remove, trim, units  # noqa: F401 (EVICT_TO)
 
 MAGIC = b"\0lazyarr-sha256:"   # the trailer: MAGIC, then the sha256 digest of the bytes before it
 TRAILER = len(MAGIC) + 32
-TMP_PREFIX = ".tmp-"
-STALE_TMP_SECONDS = 3600.0   # a temporary file this old belongs to a writer that died
-EVICT_TO = 0.8               # an over-full cache is trimmed to this fraction of the limit
-KINDS = ("kernels", "native", "opencl", "pocl", "schedules")   # the folders eviction looks into, and nothing else
-_ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.")     # an entry's name: its key (cache_key), then its suffix
 
 _lock = threading.RLock()
 _evicting = threading.Lock()
@@ -354,10 +351,26 @@ def _wrote(root: str, nbytes: int, keep: str) -> None:
         first = root not in _pending
         _pending[root] = _pending.get(root, 0) + nbytes
         due = first or _pending[root] >= settings.cache_limit // 8
+        if due:
+            _pending[root] = 0
         if not _exit_check:
             _exit_check = True
             atexit.register(_check_at_exit)
-    if due:   # on a thread of its own: a large cache's scan takes a second, which no realization should wait for
+    if due and settings.cache_limit > 0:
+        _check_aside(root, keep)
+
+
+def _check_aside(root: str, keep: str) -> None:
+    """Check the size of `root` in a child process (`cache_size` run as a script), which no
+    realization waits for and which leaves the interpreter lock to this one; on a thread where a
+    process cannot be started."""
+    # (the finished ones are let go of: polling a child's process reaps it)
+    _checks[:] = [c for c in _checks if (c.poll() is None if isinstance(c, subprocess.Popen) else c.is_alive())]
+    try:
+        _checks.append(subprocess.Popen(
+            [sys.executable, "-I", "-S", cache_eviction.__file__, root, str(settings.cache_limit), keep,
+             str(settings.debug)], stdin=subprocess.DEVNULL))
+    except OSError:
         check = threading.Thread(target=_enforce_quietly, args=(root, keep), name="lazyarr-cache-limit",
                                  daemon=True)
         _checks.append(check)
@@ -373,7 +386,7 @@ def _enforce_quietly(root: str, keep: str) -> None:
 
 def _check_at_exit() -> None:
     for check in _checks:   # (a check under way when the process ends would be cut short)
-        check.join()
+        check.wait() if isinstance(check, subprocess.Popen) else check.join()
     for root, pending in list(_pending.items()):
         if pending:
             try:
@@ -382,88 +395,14 @@ def _check_at_exit() -> None:
                 pass
 
 
-def _tree(path: str) -> tuple[float, int]:
-    """The newest mtime and the total size of the files of a folder."""
-    newest, size = os.stat(path).st_mtime, 0
-    for folder, _, files in os.walk(path):
-        for name in files:
-            try:
-                st = os.lstat(os.path.join(folder, name))
-            except OSError:
-                continue
-            newest, size = max(newest, st.st_mtime), size + st.st_size
-    return newest, size
-
-
-def _units(root: str) -> tuple[list[tuple[float, int, str]], int]:
-    """The evictable entries of `root` as (mtime, size, path), and the bytes of the whole cache.
-    PoCL's programs (pocl/<2 letters>/<hash>/...) are one entry each; stale temporary files are
-    removed on the way."""
-    units: list[tuple[float, int, str]] = []
-    total, now, pocl = 0, time.time(), False
-
-    def file(entry: os.DirEntry, pocl_temp: bool = False) -> None:
-        nonlocal total
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            return
-        if entry.name.startswith(TMP_PREFIX) or pocl_temp:   # being written, or left by a writer that died
-            if now - st.st_mtime > STALE_TMP_SECONDS:
-                _remove(entry.path)
-            else:
-                total += st.st_size
-            return
-        if pocl or _ENTRY_NAME.match(entry.name):   # (a file lazyarr did not name is not its to remove)
-            units.append((st.st_mtime, st.st_size, entry.path))
-            total += st.st_size
-
-    for kind in _scan(root):
-        if kind.name not in KINDS or not kind.is_dir(follow_symlinks=False):
-            continue
-        pocl = kind.name == "pocl"
-        for entry in _scan(kind.path):
-            if not pocl:
-                if entry.is_file(follow_symlinks=False):
-                    file(entry)
-            elif entry.is_dir(follow_symlinks=False):
-                for program in _scan(entry.path):
-                    if program.is_dir(follow_symlinks=False):
-                        try:
-                            mtime, size = _tree(program.path)
-                        except OSError:
-                            continue
-                        units.append((mtime, size, program.path))
-                        total += size
-                    elif program.is_file(follow_symlinks=False):
-                        file(program)
-            elif entry.is_file(follow_symlinks=False):
-                file(entry, pocl_temp=entry.name.startswith("tempfile"))
-    return units, total
-
-
-def _scan(path: str) -> list[os.DirEntry]:
-    try:
-        with os.scandir(path) as it:
-            return list(it)
-    except OSError:
-        return []
-
-
 def _remove(path: str) -> None:
     _verified.pop(path, None)
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+    remove(path)
 
 
 def cache_size(configured: str | None = None) -> int:
     """The bytes the cache holds now (PoCL's included)."""
-    return _units(cache_root(configured))[1]
+    return units(cache_root(configured))[1]
 
 
 def enforce_limit(root: str | None = None, keep: str = "") -> int:
@@ -477,18 +416,10 @@ def enforce_limit(root: str | None = None, keep: str = "") -> int:
     if limit <= 0 or not os.path.isdir(root):
         return 0
     with _evicting:
-        units, total = _units(root)
-        if total <= limit:
-            return total
-        evicted = 0
-        for _, size, path in sorted(units):
-            if total <= limit * EVICT_TO:
-                break
-            if path == keep:
-                continue
-            _remove(path)
-            total -= size
-            evicted += 1
-        _note(f"{root} was over its limit of {limit} bytes: removed {evicted} least recently used entries, "
-              f"{total} bytes left")
+        removed: list[str] = []
+        total, evicted = trim(root, limit, keep, removed)
+        for path in removed:
+            _verified.pop(path, None)
+        if evicted:
+            _note(note_trim(root, limit, total, evicted))
         return total
