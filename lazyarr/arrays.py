@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from lazyarr.compiler.patterns import substitute
-from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, structure_key, view_buffer
+from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index
-from lazyarr.realize import realized, replay, run, schedule_realize, stages_first
+from lazyarr.realize import realized, replay, run, schedule_realize, stages_first, walk_for_realize
 from lazyarr.runtime.device import Buffer, Device
 
 Shape = tuple[int, ...]
@@ -447,7 +447,7 @@ def realize(*tensors: Array) -> None:
 
 def _realize(todo: list[Array]) -> None:
     roots, devices = [t._uop for t in todo], [t.device for t in todo]
-    walked, staged = stages_first(roots, devices, structure_key(roots, devices))
+    walked, staged = stages_first(roots, devices, walk_for_realize(roots, devices))
     bound = replay(roots, walked)
     if bound is not None:   # a structure that keeps coming back: its prepared launches, no schedule built
         views, stored, launch = bound

@@ -61,10 +61,26 @@ def buffer_readable(b: Buffer) -> bool:
     return view is not None and node_exists(Ops.BUFFER, view.dtype, (), view)
 
 
+def walk_for_realize(roots: list[UOp], devices: list[Device]) -> Walked:
+    """The walk of a graph about to be realized (`schedule.structure_key`), stopped at twice
+    `settings.stage_nodes` nodes: a graph that large is likely realized in stages, and its own
+    key (a loop's: thousands of words, hashed, and looked up on disk) would serve nothing."""
+    return structure_key(roots, devices, 2 * settings.stage_nodes)
+
+
 def stages_first(roots: list[UOp], devices: list[Device], walked: Walked) -> tuple[Walked, list[UOp]]:
-    """A graph too large to schedule at once (`walked`, its walk), and not in the schedule cache,
-    has its stages (`lazyarr.compiler.stages`) realized first. Returns the graph's walk then (it
-    reads the stages' buffers) and the held values the stages stored."""
+    """A graph too large to schedule at once (`walked`, its walk: `walk_for_realize`'s), and not
+    in the schedule cache, has its stages (`lazyarr.compiler.stages`) realized first. Returns the
+    graph's walk then (it reads the stages' buffers) and the held values the stages stored. (A
+    walk that stopped early has only met its first nodes, sources first: where they already hold a
+    region too large for one schedule, the graph is realized in stages without its whole walk; a
+    graph that needs stages is never one cached schedule, as its realization caches its segments.)"""
+    if walked.stopped:
+        if not needs_stages(walked.order, settings.stage_nodes):
+            walked = structure_key(roots, devices)
+        else:
+            stored = _realize_stages(roots, devices[0])
+            return structure_key(roots, devices), stored
     if settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and not is_cached(walked):
         stored = _realize_stages(roots, devices[0])
         return structure_key(roots, devices), stored

@@ -67,6 +67,27 @@ def test_a_loop_realized_in_segments_gives_numpys_answer_with_few_schedules(monk
     assert built[0] == 0
 
 
+@pytest.mark.parametrize("name", ["least_squares", "mlp"])
+def test_a_loop_never_realized_is_never_walked_whole(monkeypatch, name):
+    """The whole graph of a loop realized in stages has no key to compute nor to look up on disk
+    (thousands of words, hashed): its walk stops at twice the stage bound, and only the segments
+    and the graph over their buffers are walked whole."""
+    fn, data = WORKLOADS[name], data_for(name)
+    out = fn(xp, data, 200)
+    whole = len(out.uop.toposort())
+    complete, plain = [], schedule.structure_key
+    realize_module = sys.modules["lazyarr.realize"]
+
+    def recording(roots, devices, stop_after=0):
+        walked = plain(roots, devices, stop_after)
+        if not walked.stopped:
+            complete.append(len(walked.order))
+        return walked
+    monkeypatch.setattr(realize_module, "structure_key", recording)
+    assert_close(out, fn(np, data, 200), rtol=1e-9, atol=1e-12)
+    assert complete and max(complete) < whole / 2, (complete, whole)
+
+
 def test_a_composed_segment_runs_with_its_own_scalars():
     # the segments' kernels take their scalars as arguments: a composed segment, renumbered to the
     # segment's scalars, runs later segments (other steps, other values) with theirs

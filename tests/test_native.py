@@ -201,6 +201,26 @@ def test_the_walk_in_c_gives_the_python_walks_results(data):
 
 @needs_native
 @given(st.data())
+def test_a_walk_stopped_early_has_met_a_prefix_of_the_whole_walks_nodes(data):
+    """structure_key's stop_after, in C and in Python: past that many nodes the walk stops, has no
+    key, and the nodes it met are the first of the whole walk's order (sources first); a graph of
+    fewer nodes is walked whole, its key the same."""
+    cpu = get_device("cpu")
+    buffers = [Buffer(cpu, 4, f32) for _ in range(3)]
+    sink, views = _random_graph(data, buffers)
+    names = {"cpu"}
+    whole = schedule._walk(sink, names)
+    stop = data.draw(st.integers(1, len(whole[2]) + 2))
+    for got in (schedule._walk(sink, names, stop),
+                native.walk(sink, lambda n, view: realized_for(n, view, names), names, stop)):
+        if got[0] is None:
+            assert stop <= len(got[2]) <= len(whole[2]) and all(x is y for x, y in zip(got[2], whole[2]))
+        else:
+            assert stop >= len(whole[2]) and got[0] == whole[0]
+
+
+@needs_native
+@given(st.data())
 def test_toposort_in_c_gives_the_python_order(data):
     buffers = [Buffer(get_device("cpu"), 4, f32) for _ in range(2)]
     sink, _ = _random_graph(data, buffers)

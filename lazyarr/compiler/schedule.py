@@ -278,13 +278,16 @@ class CachedSchedule:
 _schedule_cache: dict[tuple, CachedSchedule] = {}
 
 
-def structure_key(roots: list[UOp], devices: list[Device]) -> Walked:
+def structure_key(roots: list[UOp], devices: list[Device], stop_after: int = 0) -> Walked:
     """One walk over the graph to realize: a key equal for graphs that differ only in which buffers
     they read (an already realized node counts as the view of its buffer) and in the values of
     their liftable constants (`uop.liftable`: Python scalars, which reach the kernels as arguments),
     those buffers in order of first appearance, the nodes in the order the key lists them, the
     realized nodes met, the computed nodes that live arrays hold (`is_held`; the key marks them),
-    and the liftable constants in order of first appearance (the schedule's scalars)."""
+    and the liftable constants in order of first appearance (the schedule's scalars).
+    `stop_after`: a walk that gives that many nodes positions stops there, and its answer is
+    `stopped` (no key; its order is the nodes met so far, sources first), which asks less of a
+    graph too large to schedule at once (`realize.stages_first`) than its key would."""
     sink = UOp(Ops.SINK, dtypes.void, tuple(roots))
     facts = _devices_facts.get(id(devices[0])) if len(devices) == 1 else None
     if facts is None or facts[0] is not devices[0]:
@@ -293,14 +296,14 @@ def structure_key(roots: list[UOp], devices: list[Device]) -> Walked:
     # the settings that change how a graph is scheduled and its kernels' code belong to its key
     config = settings.config()
     if _native is not None:   # the same walk in C (lazyarr.compiler.native)
-        return Walked((in_order, config), *_native.walk(sink, serves, names), devices)
+        return Walked((in_order, config), *_native.walk(sink, serves, names, stop_after), devices)
     try:
-        return Walked((in_order, config), *_walk(sink, names), devices)
+        return Walked((in_order, config), *_walk(sink, names, stop_after), devices)
     except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(limit + len(sink.toposort()) + 100)
         try:
-            return Walked((in_order, config), *_walk(sink, names), devices)
+            return Walked((in_order, config), *_walk(sink, names, stop_after), devices)
         finally:
             sys.setrecursionlimit(limit)
 
@@ -321,14 +324,14 @@ def _devices_facts_of(devices: list[Device]) -> tuple:
 
 
 class Walked:
-    """structure_key's answer."""
-    __slots__ = ("key", "inputs", "order", "resolved", "held", "scalars")
+    """structure_key's answer (`stopped`: a walk stopped early, which has no key)."""
+    __slots__ = ("key", "inputs", "order", "resolved", "held", "scalars", "stopped")
 
-    def __init__(self, rest: tuple, key: bytes, inputs: list[Buffer], order: list[UOp], resolved: dict[UOp, UOp],
-                 held: list[UOp], scalars: list[UOp], devices: list[Device]):
+    def __init__(self, rest: tuple, key: bytes | None, inputs: list[Buffer], order: list[UOp],
+                 resolved: dict[UOp, UOp], held: list[UOp], scalars: list[UOp], devices: list[Device]):
         # the key: the walk's, the devices' names and the configuration (`rest`)
         self.key, self.inputs, self.order, self.resolved = (key, *rest), inputs, order, resolved
-        self.held, self.scalars = held, scalars
+        self.held, self.scalars, self.stopped = held, scalars, key is None
 
 
 def is_held(n: UOp) -> bool:
@@ -349,7 +352,12 @@ def _atom(x: Any) -> int:
     return a
 
 
-def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], dict[UOp, UOp], list[UOp], list[UOp]]:
+class _Stop(Exception):
+    """_walk met `stop_after` nodes."""
+
+
+def _walk(sink: UOp, names: set[str], stop_after: int = 0
+          ) -> tuple[bytes | None, list[Buffer], list[UOp], dict[UOp, UOp], list[UOp], list[UOp]]:
     """structure_key's walk: depth-first, sources before users, each node's part once, as int64
     words (the key is their bytes: hashed and compared at C speed): a liftable constant's (-1,
     dtype's atom, which scalar), a buffer's (-2, dtype's atom, size, its device name's atom, which
@@ -378,6 +386,8 @@ def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], d
                 held.append(n)
         order.append(n)
         i = index[n] = len(order) - 1
+        if i + 1 == stop_after:
+            raise _Stop
         return i
 
     def visit(n: UOp) -> int:
@@ -409,6 +419,8 @@ def _walk(sink: UOp, names: set[str]) -> tuple[bytes, list[Buffer], list[UOp], d
                     [visit(s) for s in src])
     try:
         visit(sink)
+    except _Stop:
+        return None, inputs, order, resolved, held, scalars
     finally:   # visit refers to itself through its closure: a cycle that would hold the graph until a collection
         del visit
     return words.tobytes(), inputs, order, resolved, held, scalars

@@ -393,6 +393,7 @@ typedef struct {
     PyObject *inputs, *order, *resolved, *held, *scalars;
     PyObject *realized_for;
     PyObject *names;      /* the device names of the outputs (a set), or NULL */
+    Py_ssize_t max_parts; /* stop once this many nodes have positions (0: never) */
 } Walk;
 
 static unsigned long walks;   /* walks so far: each marks the nodes it gave positions */
@@ -554,7 +555,8 @@ static int on_devices(PyObject *view, PyObject *names) {
 }
 
 /* Depth first from root, sources before users. With check_views, a node with a buffer (its _view)
- * that `realized_for` accepts counts as that buffer's view, whose nodes are emitted plainly. */
+ * that `realized_for` accepts counts as that buffer's view, whose nodes are emitted plainly.
+ * Returns 0, -1 on an error, or 1 where it stopped at w->max_parts nodes. */
 static int walk_from(Walk *w, Node *root, int check_views) {
     Py_ssize_t cap = 64, sp = 0;
     Frame *stack = PyMem_Malloc(cap * sizeof(Frame));
@@ -589,8 +591,9 @@ static int walk_from(Walk *w, Node *root, int check_views) {
                         PyErr_SetString(PyExc_TypeError, "walk: a node's _view is not a node");
                         goto error;
                     }
-                    if (PyDict_SetItem(w->resolved, (PyObject *)n, view) < 0 || walk_from(w, (Node *)view, 0) < 0)
-                        goto error;
+                    int rc = PyDict_SetItem(w->resolved, (PyObject *)n, view) < 0 ? -1 : walk_from(w, (Node *)view, 0);
+                    if (rc < 0) goto error;
+                    if (rc > 0) goto stopped;
                     n->walk = w->id;   /* the node reads as its view */
                     n->position = ((Node *)view)->position;
                     sp--;
@@ -621,9 +624,13 @@ static int walk_from(Walk *w, Node *root, int check_views) {
         }
         if (emit(w, n, 0) < 0) goto error;
         sp--;
+        if (w->max_parts && w->n_parts >= w->max_parts) goto stopped;
     }
     PyMem_Free(stack);
     return 0;
+stopped:
+    PyMem_Free(stack);
+    return 1;
 error:
     PyMem_Free(stack);
     return -1;
@@ -631,7 +638,9 @@ error:
 
 static PyObject *walk(PyObject *module, PyObject *args) {
     PyObject *sink, *realized_for, *names = NULL;
-    if (!PyArg_ParseTuple(args, "O!O|O!:walk", &NodeType, &sink, &realized_for, &PySet_Type, &names)) return NULL;
+    Py_ssize_t max_parts = 0;
+    if (!PyArg_ParseTuple(args, "O!O|O!n:walk", &NodeType, &sink, &realized_for, &PySet_Type, &names, &max_parts))
+        return NULL;
     if (op_buffer == NULL || atoms == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
         return NULL;
@@ -641,13 +650,16 @@ static PyObject *walk(PyObject *module, PyObject *args) {
         return NULL;
     }
     Walk w = {++walks, NULL, 0, 0, 0, PyList_New(0), PyList_New(0), PyDict_New(), PyList_New(0), PyList_New(0),
-              realized_for, names};
+              realized_for, names, max_parts > 0 ? max_parts : 0};
     PyObject *result = NULL;
     walking = 1;
-    if (w.inputs && w.order && w.resolved && w.held && w.scalars && walk_from(&w, (Node *)sink, 1) == 0) {
+    int rc = w.inputs && w.order && w.resolved && w.held && w.scalars ? walk_from(&w, (Node *)sink, 1) : -1;
+    if (rc == 0) {
         PyObject *key = PyBytes_FromStringAndSize((const char *)w.words, w.n_words * (Py_ssize_t)sizeof(long long));
         if (key != NULL) result = PyTuple_Pack(6, key, w.inputs, w.order, w.resolved, w.held, w.scalars);
         Py_XDECREF(key);
+    } else if (rc > 0) {   /* stopped: the nodes met so far, sources first, and no key */
+        result = PyTuple_Pack(6, Py_None, w.inputs, w.order, w.resolved, w.held, w.scalars);
     }
     walking = 0;
     PyMem_Free(w.words);
@@ -792,8 +804,9 @@ static PyMethodDef methods[] = {
      "setup(arg_key, Ops.BUFFER, shape_of, Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS, ATOMS, "
      "atom types, Ops.RANGE, atom_number): what keys, walks, shapes and the cycle collector's exemption need from "
      "Python."},
-    {"walk", walk, METH_VARARGS, "walk(sink, realized_for, names=None) -> (key, inputs, order, resolved, held, scalars); a realized "
-     "node whose buffer is on a device of the set `names` is taken without asking realized_for."},
+    {"walk", walk, METH_VARARGS, "walk(sink, realized_for, names=None, max_parts=0) -> (key, inputs, order, resolved, held, "
+     "scalars); a realized node whose buffer is on a device of the set `names` is taken without asking realized_for; "
+     "with max_parts, a walk that gives that many nodes positions stops there, and its key is None."},
     {"toposort", toposort, METH_VARARGS, "toposort(root, stop=None) -> the nodes under root, sources first."},
     {"node_exists", node_exists, METH_VARARGS, "node_exists(op, dtype, src, arg): whether the node is alive."},
     {"setup_stages", setup_stages, METH_VARARGS, "setup_stages(...): what stage_anchors needs from Python."},
