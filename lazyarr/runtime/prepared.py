@@ -5,7 +5,8 @@ into C (`launch_plan.CallList`) instead of the executor's per-kernel Python.
 What is fixed for the structure is worked out once: each kernel's argument words (a buffer's address
 and the schedule's scalars are slots bound at each run, sizes and the thread count are laid out),
 the buffer each kernel uses last, the in-place pairs (`items.inplace_args`) whose argument is used
-last by that kernel. What depends on the run is done in one pass before the call, in kernel order,
+last by that kernel, and which new buffers are outputs (their views go to arrays, which read them
+after the run: nothing to ask at their last use). What depends on the run is done in one pass before the call, in kernel order,
 exactly as `executor.run` does it between launches: an argument no graph can read lends its storage
 to the output (`executor.lendable`), outputs take memory, and a buffer past its last use that
 nothing can read gives its storage back. Giving storage back before the kernels ran is sound: memory
@@ -40,7 +41,7 @@ class PreparedLaunches:
     its new ones (`n_inputs` of the first)."""
 
     def __init__(self, kernels: list[tuple[ScheduleItem, tuple]], programs: list[Any], n_inputs: int,
-                 n_new: int, n_scalars: int, installed: tuple[dict, int]):
+                 n_new: int, n_scalars: int, installed: tuple[dict, int], outputs: set[int] = frozenset()):
         self.templates, self.programs, self.installed = [t for t, _ in kernels], list(programs), installed
         flat = lambda ref: ref[1] if ref[0] == 0 else n_inputs + ref[1]
         self.args = [[flat(r) for r in refs] for _, refs in kernels]
@@ -56,10 +57,12 @@ class PreparedLaunches:
         for i, a in enumerate(self.args):
             for b in a:
                 first_use.setdefault(b, i)
-        # per kernel: (output, argument) pairs that may lend, new buffers to give memory, buffers used last
+        # per kernel: (output, argument) pairs that may lend, new buffers to give memory, inputs used
+        # last, new buffers used last that are no outputs (`outputs`: their flat numbers)
         self.steps = [([(a[o], a[k]) for o, k in t.inplace if last_use[a[k]] == i],
                        [b for b in dict.fromkeys(a) if b >= n_inputs and first_use[b] == i],
-                       [b for b in dict.fromkeys(a) if last_use[b] == i])
+                       [b for b in dict.fromkeys(a) if last_use[b] == i and b < n_inputs],
+                       [b for b in dict.fromkeys(a) if last_use[b] == i and b >= n_inputs and b not in outputs])
                       for i, ((t, _), a) in enumerate(zip(kernels, self.args))]
         scalar_slot = 1 + self.n_buffers
         self.scalar_args = [[Slot(scalar_slot + k) for k in t.slots] for t, _ in kernels]
@@ -74,17 +77,18 @@ class PreparedLaunches:
 
     @staticmethod
     def of(kernels: list[tuple[Any, tuple]], programs: list[Any], n_inputs: int, n_new: int, n_scalars: int,
-           installed: tuple[dict, int]) -> PreparedLaunches | None:
+           installed: tuple[dict, int], outputs: set[int] = frozenset()) -> PreparedLaunches | None:
         """The prepared launches of a schedule whose kernels are all C kernels on buffers of host
         memory (no routine, copy, or complex buffer's real view), or None (also where there are no
-        kernels: a schedule of views only has nothing to prepare)."""
+        kernels: a schedule of views only has nothing to prepare). `outputs`: the new buffers
+        (numbered after the inputs) whose views the run's arrays are given."""
         if not kernels:
             return None
         for (t, refs), prog in zip(kernels, programs):
             if type(t) is not ScheduleItem or not t.device.host_memory or not is_c_launch(prog) or \
                     any(r[2] for r in refs):
                 return None
-        return PreparedLaunches(kernels, programs, n_inputs, n_new, n_scalars, installed)
+        return PreparedLaunches(kernels, programs, n_inputs, n_new, n_scalars, installed, outputs)
 
     def _objects_now(self) -> list[tuple[CPUProgram, bool]]:
         """Each kernel's object for this run (counting the call where that still matters) and
@@ -125,7 +129,7 @@ class PreparedLaunches:
         words[0] = threads_now()
         for i in self.read:
             words[1 + i] = address(buffers[i].ensure_allocated())
-        for lends, fresh, last in self.steps:
+        for lends, fresh, last, last_new in self.steps:
             for o, k in lends:   # an argument that nothing needs after this kernel lends its storage
                 if buffers[o].storage is None and lendable(buffers[k], buffers[o], readable):
                     buffers[o].take_storage(buffers[k])
@@ -134,6 +138,9 @@ class PreparedLaunches:
                 words[1 + o] = address(b) if b.storage is not None else b.device.allocate_owned(b)
             for k in last:
                 if dead(buffers[k], readable):
+                    buffers[k].release()
+            for k in last_new:   # (memory of its own, no complex view: dead unless a graph reads it)
+                if not readable(buffers[k]):
                     buffers[k].release()
         self.values[0:len(words)] = words
         if scalars:   # (floats, the commonest, as float64 bits in one copy: a loop of a hundred scalars)
