@@ -7,7 +7,9 @@ input buffers as parameters. Its key is the structure's key (`schedule.structure
 are numbered alike in every process: `uop.atom_number`), the devices, the settings that change
 code (`settings.config()`) and a hash of lazyarr's own source, so an entry written by other code is
 never read. Its content is plain data: the kernels' graphs as lists of nodes (op, dtype, sources,
-argument), each kernel's device by name, sizes, outputs, scalar slots and in-place pairs. Only
+argument), each kernel's device by name, sizes, outputs, scalar slots and in-place pairs, and a CPU
+kernel's graph hash (`cpu_compiler.graph_hash`, which its compile needs anyway: the next process
+finds the compiled object by it without hashing the graph again, ~0.7 ms a kernel). Only
 schedules of generated kernels are kept (a precompiled routine or a custom kernel holds Python
 objects, and a copy runs between devices a later process may not have); only graphs whose
 arguments are plain values (numbers, strings, tuples, ops). An entry that does not load, or does
@@ -28,11 +30,12 @@ from lazyarr import dtypes, settings
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, discard, kind_dir, read_bytes, store_bytes
+from lazyarr.runtime import cpu_compiler
 from lazyarr.runtime.devices import get_device
 from lazyarr.runtime.items import ScheduleItem
 
 KIND, SUFFIX = "schedules", ".schedule"
-FORMAT = 1
+FORMAT = 2
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,7 +90,7 @@ def encode(entry: Any) -> bytes | None:
             if type(item) is not ScheduleItem or not _plain((item.sizes, item.scalars, item.slots, item._inplace)):
                 return None
             kernels.append(((node(item.ast), item.device.name, item.sizes, item.outputs, item.scalars, item.slots,
-                             item._inplace), refs))
+                             item._inplace, cpu_compiler.graph_hash(item.ast) if item.device.name == "cpu" else None), refs))
     except _Unstorable:
         return None
     new = tuple((size, repr(dtype), device.name) for size, dtype, device in entry.new)
@@ -126,8 +129,11 @@ def decode(data: bytes) -> tuple | None:
     built: list[UOp] = []
     for op, dtype, src, arg in nodes:
         built.append(UOp(Ops[op], _dtype(dtype), tuple([built[i] for i in src]), arg))
+    for (ast, *_, hashed), _ in kernels:
+        if type(hashed) is str and len(hashed) == 64:
+            cpu_compiler.note_graph_hash(built[ast], hashed)
     kernels = tuple((ScheduleItem(built[ast], [], get_device(device), sizes, n_out, scalars, slots, inplace), refs)
-                    for (ast, device, sizes, n_out, scalars, slots, inplace), refs in kernels)
+                    for (ast, device, sizes, n_out, scalars, slots, inplace, _), refs in kernels)
     new = tuple((size, _dtype(dtype), get_device(device)) for size, dtype, device in new)
     kept = tuple((pos, get_device(device)) for pos, device in kept)
     return new, kernels, outputs, points, kept

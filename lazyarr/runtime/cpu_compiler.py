@@ -111,6 +111,12 @@ def graph_hash(ast: Any) -> str:
     return h
 
 
+def note_graph_hash(ast: Any, h: str) -> None:
+    """Take h as graph_hash(ast): a schedule read from disk carries its kernels' hashes (hashing a
+    kernel's graph costs ~0.7 ms, a few of which were most of a fresh process's first loop)."""
+    _graph_hashes[ast] = h
+
+
 def kernel_key(ast: Any, tier: str, transcendentals: str | None) -> str:
     """The disk cache key of a kernel graph's compiled object on a tier ("opt" or "fast")."""
     cc = settings.fast_cc if tier == "fast" else settings.cc
