@@ -325,6 +325,49 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     return 0;
 }
 
+/* The nodes under root, sources first, in toposort_of's order with stop_at_views (a node whose
+ * value is computed is a leaf), each marked with walk `id` and its position in the list: the marks
+ * say what was met, where toposort_of keeps a set. */
+static PyObject *marked_order(Node *root, unsigned long id) {
+    PyObject *order = PyList_New(0);
+    Py_ssize_t cap = 64, sp = 0;
+    Frame *stack = PyMem_Malloc(cap * sizeof(Frame));
+    if (order == NULL || stack == NULL) {
+        if (stack == NULL) PyErr_NoMemory();
+        goto error;
+    }
+    root->walk = id;
+    stack[sp++] = (Frame){root, 0};
+    while (sp > 0) {
+        Frame *f = &stack[sp - 1];
+        Node *n = f->node;
+        Py_ssize_t ns = n->view != NULL && n->view != Py_None ? 0 : PyTuple_GET_SIZE(n->src);
+        Node *next = NULL;
+        while (f->child < ns) {
+            Node *c = (Node *)PyTuple_GET_ITEM(n->src, f->child++);
+            if (c->walk != id) {
+                next = c;
+                break;
+            }
+        }
+        if (next != NULL) {
+            next->walk = id;
+            if (push(&stack, &cap, &sp, next) < 0) goto error;
+            stack[sp - 1].child = 0;
+            continue;
+        }
+        n->position = PyList_GET_SIZE(order);
+        if (PyList_Append(order, (PyObject *)n) < 0) goto error;
+        sp--;
+    }
+    PyMem_Free(stack);
+    return order;
+error:
+    PyMem_Free(stack);
+    Py_XDECREF(order);
+    return NULL;
+}
+
 /* stage_anchors(sink, device): the anchors of the graph under sink's sources, with their devices and
  * fingerprints (stages.stage_anchors). */
 static PyObject *stage_anchors(PyObject *module, PyObject *args) {
@@ -338,8 +381,10 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "stage_anchors: called during a walk");
         return NULL;
     }
-    PyObject *order = toposort_of(sink, Py_None, 1);
+    unsigned long id = ++walks;   /* the marks of this pass (the callbacks it makes do not walk) */
+    PyObject *order = marked_order((Node *)sink, id);
     if (order == NULL) return NULL;
+    walking = 1;
     Py_ssize_t count = PyList_GET_SIZE(order) - 1;   /* (the sink last) */
     PyObject *skip = PySet_New(((Node *)sink)->src), *anchors = PyList_New(0);
     Info *info = PyMem_Malloc((count > 0 ? count : 1) * sizeof(Info));
@@ -348,15 +393,8 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
         if (info == NULL) PyErr_NoMemory();
         goto done;
     }
-    unsigned long id = ++walks;
-    walking = 1;   /* the marks below are this pass's (the callbacks it makes do not walk) */
     Py_ssize_t i;
-    for (i = 0; i < count; i++) {
-        Node *n = (Node *)PyList_GET_ITEM(order, i);
-        n->walk = id;
-        n->position = i;
-        info[i].reduced = 0;
-    }
+    for (i = 0; i < count; i++) info[i].reduced = 0;
     for (i = count - 1; i >= 0; i--) {   /* stages.reduction_inputs */
         Node *n = (Node *)PyList_GET_ITEM(order, i);
         if ((n->view != NULL && n->view != Py_None) || PyTuple_GET_SIZE(n->src) == 0) continue;
@@ -374,6 +412,7 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
         anchors = NULL;
     }
 done:
+    walking = 0;
     PyMem_Free(info);
     Py_XDECREF(skip);
     Py_XDECREF(anchors);
