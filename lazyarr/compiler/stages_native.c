@@ -1,5 +1,5 @@
-/* lazyarr.compiler.stages.stage_anchors in C (compiled after uop_native.c, whose Node, walk marks
- * and toposort it uses). It computes the same fingerprints as the Python version: every hash is
+/* lazyarr.compiler.stages.stage_anchors in C (compiled after uop_native.c, whose Node and walk marks
+ * it uses). It computes the same fingerprints as the Python version: every hash is
  * Python's hash of the same tuple of the same ints (built here and hashed by PyObject_Hash), and
  * the arguments Python hashes with stages.stable_hash are hashed here the same way (None, ints and
  * floats in C, anything else by calling stable_hash), so both choose the same anchors; the tests

@@ -674,9 +674,9 @@ static PyObject *walk(PyObject *module, PyObject *args) {
 /* ---- toposort --------------------------------------------------------------------------- */
 
 /* Every node reachable from root, sources before users, in UOp.toposort's order (depth first, a
- * node's sources in order); stop(u) true (stop: a callable or None), or with stop_at_views a node
- * whose value is computed (its _view set): u is included but its sources are not visited. */
-static PyObject *toposort_of(PyObject *root, PyObject *stop, int stop_at_views) {
+ * node's sources in order); stop(u) true (stop: a callable or None): u is included but its sources
+ * are not visited. (A set of the nodes met, not walk marks: stop may run Python that walks.) */
+static PyObject *toposort_of(PyObject *root, PyObject *stop) {
     PyObject *order = PyList_New(0), *seen = PySet_New(NULL);
     Py_ssize_t cap = 64, sp = 0;
     Frame *stack = PyMem_Malloc(cap * sizeof(Frame));
@@ -697,8 +697,7 @@ static PyObject *toposort_of(PyObject *root, PyObject *stop, int stop_at_views) 
             }
             if (PySet_Add(seen, (PyObject *)n) < 0) goto error;
             f->child = 0;
-            if (stop_at_views && n->view != NULL && n->view != Py_None) f->child = PyTuple_GET_SIZE(n->src);
-            else if (stop != Py_None) {
+            if (stop != Py_None) {
                 PyObject *r = PyObject_CallOneArg(stop, (PyObject *)n);
                 int stopped = r == NULL ? -1 : PyObject_IsTrue(r);
                 Py_XDECREF(r);
@@ -738,7 +737,7 @@ error:
 static PyObject *toposort(PyObject *module, PyObject *args) {
     PyObject *root, *stop = Py_None;
     if (!PyArg_ParseTuple(args, "O!|O:toposort", &NodeType, &root, &stop)) return NULL;
-    return toposort_of(root, stop, 0);
+    return toposort_of(root, stop);
 }
 
 /* The stages' anchors (stages_native.c, compiled after this file). */
