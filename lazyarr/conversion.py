@@ -32,6 +32,7 @@ def element(t: Any) -> Any:
         hook("bool(), int(), float() or item()")
     u = t.uop
     if u.op is Ops.RESHAPE and u._view is None and u.src[0]._view is None and u.src[0].op not in _READ_ON_HOST:
+        del u   # (the graph let go of: its kernels may reuse the storage of what only it read)
         realize(t)   # a computed value of one element (a reduction's): computed into the array itself
         u = t.uop
     idx = [0] * len(t.shape)

@@ -225,7 +225,7 @@ def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -
     uses[0] += 1
     if uses[0] == PREPARE_AFTER:
         outputs = {n_inputs + ref[1] for ref, _ in entry.outputs if ref[0] == 1}
-        uses[1] = PreparedLaunches.of(entry.kernels, programs, n_inputs, len(entry.new), n_scalars,
+        uses[1] = PreparedLaunches.of(entry.kernels, programs, n_inputs, entry.new, n_scalars,
                                       executor.installed(), outputs)
 
 

@@ -147,3 +147,58 @@ def test_debug_output_takes_the_executor_path(counted, monkeypatch, capsys):
     monkeypatch.setattr(settings, "debug", 1)
     np.testing.assert_array_equal((x + 9.0).numpy(), np.arange(16, dtype=np.float32) + 9)
     assert counted["prepared"] == before   # each launch is reported, as debug asks
+
+
+@pytest.mark.skipif(prepared._buffer_pass is None or not HOST, reason="the buffer pass in C (compiler/buffers_native.c)")
+def test_the_buffer_pass_in_c_does_what_the_python_pass_does(counted, monkeypatch):
+    """The same program, its structures prepared, with the pass over the buffers in C and in Python
+    (`PreparedLaunches._pass`, the reference): the same values, and the same memory given back and
+    lent, buffer for buffer."""
+    from lazyarr.runtime.device import Buffer
+    from lazyarr.runtime import launch_plan
+    events, inside = [], []   # what the runs of prepared launches do, in order (a run: its pass, then its kernels)
+    release, take_storage, call = Buffer.release, Buffer.take_storage, launch_plan.CallList.__call__
+    monkeypatch.setattr(Buffer, "release", lambda b: inside and events.append(("release", b.size, b.owns)) or release(b))
+    monkeypatch.setattr(Buffer, "take_storage",
+                        lambda b, other: inside and events.append(("lend", b.size)) or take_storage(b, other))
+    monkeypatch.setattr(launch_plan.CallList, "__call__", lambda calls: events.append(("launch",)) or call(calls))
+    run = prepared.PreparedLaunches.run
+
+    def running(self, *args):
+        inside.append(1)
+        try:
+            return run(self, *args)
+        finally:
+            inside.pop()
+    monkeypatch.setattr(prepared.PreparedLaunches, "run", running)
+
+    def program():
+        rng = np.random.default_rng(11)
+        a = xp.asarray(rng.standard_normal(300))           # read every step, never given back
+        x = xp.asarray(rng.standard_normal(300)) * 1.0     # computed: its buffer is the run's
+        sums, kept = [], []
+        y = a * 1.0
+        for i in range(25):   # the old x: given back in the pass; the old y: lent to the new y
+            x = xp.tanh(x * (0.5 + 0.01 * i)) - xp.mean(x) + a   # (a new scalar every step)
+            sums.append(float(xp.sum(x ** 2)))
+            y = y * 0.5 + float(i)
+            y.realize()
+            if i % 6 == 0:
+                kept.append(x)                              # a value the program keeps
+        return sums, [k.numpy().copy() for k in kept], np.concatenate([x.numpy(), y.numpy()])
+
+    monkeypatch.setattr(settings, "tiered", False)   # (the same objects in both: no tier changing on the way)
+    for _ in range(3):   # (every structure cached and prepared, each kernel compiled)
+        program()
+    events.clear()
+    with_c = program(), list(events)
+    monkeypatch.setattr(prepared, "_buffer_pass", None)
+    events.clear()
+    in_python = program(), list(events)
+    assert with_c[1] == in_python[1]
+    assert {"release", "lend", "launch"} <= {e[0] for e in with_c[1]}, with_c[1]
+    (sums_c, kept_c, x_c), (sums_p, kept_p, x_p) = with_c[0], in_python[0]
+    np.testing.assert_allclose(sums_c, sums_p, rtol=1e-13)   # (a kernel's object may change between the runs)
+    for got, want in zip(kept_c + [x_c], kept_p + [x_p]):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert ran_prepared(counted, 40), counted

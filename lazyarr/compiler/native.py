@@ -1,6 +1,7 @@
-"""Builds and loads `uop_native.c` (then `stages_native.c` and `record_native.c`, compiled with it
-as one file): the intern table of graph nodes, the schedule cache's walk, the stages' anchors and
-the recording of the commonest array operations in C. Every tensor operation builds nodes and
+"""Builds and loads `uop_native.c` (then `stages_native.c`, `record_native.c` and `buffers_native.c`,
+compiled with it as one file): the intern table of graph nodes, the schedule cache's walk, the
+stages' anchors, the recording of the commonest array operations and the buffer pass of prepared
+launches in C. Every tensor operation builds nodes and
 every realization walks its graph, so these loops are most of the Python time of a training step;
 in C they cost a fraction of it.
 
@@ -27,7 +28,7 @@ from lazyarr import settings
 from lazyarr.runtime.cache import cache_key, load_cached
 
 SOURCES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-           for name in ("uop_native.c", "stages_native.c", "record_native.c")]
+           for name in ("uop_native.c", "stages_native.c", "record_native.c", "buffers_native.c")]
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fno-strict-aliasing"]
 
 

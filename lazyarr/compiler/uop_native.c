@@ -745,6 +745,8 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args);
 static PyObject *setup_stages(PyObject *module, PyObject *args);
 /* Recording array operations (record_native.c, compiled after stages_native.c): its functions. */
 static int add_record_functions(PyObject *module);
+/* The buffer pass of prepared launches (buffers_native.c, compiled last): its functions. */
+static int add_buffer_functions(PyObject *module);
 
 /* ---- the rest of the table's interface ----------------------------------------------------- */
 
@@ -831,7 +833,7 @@ PyMODINIT_FUNC PyInit_uop_native(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (add_record_functions(m) < 0) {
+    if (add_record_functions(m) < 0 || add_buffer_functions(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

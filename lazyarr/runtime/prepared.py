@@ -17,7 +17,9 @@ While a kernel's object can still change (a first-tier kernel waiting for its op
 shape-generic one counting its sizes before it gets its own code), each run counts its calls and
 asks for optimised code as the executor does (`executor.optimise_if_hot`), and the call list is
 laid out again when an object changed; once every object is settled a run has no per-kernel Python
-left but the pass over the buffers.
+left. The pass over the buffers is C's (`compiler/buffers_native.c`, part of the node table's module,
+which answers whether a graph reads a buffer) where the new buffers are the CPU device's; `_pass`
+below is the same pass in Python (the reference, and the path without the C module).
 """
 from __future__ import annotations
 
@@ -25,14 +27,18 @@ import time
 from array import array
 from typing import Any, Callable
 
+from lazyarr.compiler.uop import _native
 from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, scalar_words, threads_now
-from lazyarr.runtime.device import Buffer
+from lazyarr.runtime.device import Buffer, RealView
 from lazyarr.runtime import executor
 from lazyarr.runtime.executor import dead, lendable, optimise_if_hot
 from lazyarr.runtime.items import ScheduleItem
 from lazyarr.runtime.launch_plan import CallList, Slot, THREADS, _entry, is_c_launch
 
 _WORDS = _ffi.typeof("uintptr_t[]")
+_buffer_pass = getattr(_native, "buffer_pass", None)
+if _buffer_pass is not None:
+    _native.setup_buffers(RealView)
 
 
 class PreparedLaunches:
@@ -41,7 +47,8 @@ class PreparedLaunches:
     its new ones (`n_inputs` of the first)."""
 
     def __init__(self, kernels: list[tuple[ScheduleItem, tuple]], programs: list[Any], n_inputs: int,
-                 n_new: int, n_scalars: int, installed: tuple[dict, int], outputs: set[int] = frozenset()):
+                 new: tuple, n_scalars: int, installed: tuple[dict, int], outputs: set[int] = frozenset()):
+        n_new = len(new)
         self.templates, self.programs, self.installed = [t for t, _ in kernels], list(programs), installed
         flat = lambda ref: ref[1] if ref[0] == 0 else n_inputs + ref[1]
         self.args = [[flat(r) for r in refs] for _, refs in kernels]
@@ -64,6 +71,14 @@ class PreparedLaunches:
                        [b for b in dict.fromkeys(a) if last_use[b] == i and b < n_inputs],
                        [b for b in dict.fromkeys(a) if last_use[b] == i and b >= n_inputs and b not in outputs])
                       for i, ((t, _), a) in enumerate(zip(kernels, self.args))]
+        # the same for the pass in C, where the new buffers are one device's with a memory pool: a new
+        # buffer given memory with its bytes and NumPy dtype (the pool's key and the view it takes)
+        devices = {device for _, _, device in new}
+        self.device = devices.pop() if len(devices) == 1 and hasattr(next(iter(devices)), "_pool") else None
+        facts = {n_inputs + j: (size * dtype.itemsize, dtype.np) for j, (size, dtype, _) in enumerate(new)}
+        self.native_steps = tuple((tuple(lends), tuple((o, *facts[o]) for o in fresh), tuple(last), tuple(last_new))
+                                  for lends, fresh, last, last_new in self.steps)
+        self.read_tuple = tuple(self.read)
         scalar_slot = 1 + self.n_buffers
         self.scalar_args = [[Slot(scalar_slot + k) for k in t.slots] for t, _ in kernels]
         self.values = _ffi.new(_WORDS, 1 + self.n_buffers + n_scalars)
@@ -76,19 +91,20 @@ class PreparedLaunches:
         self.calls: CallList | None = None
 
     @staticmethod
-    def of(kernels: list[tuple[Any, tuple]], programs: list[Any], n_inputs: int, n_new: int, n_scalars: int,
+    def of(kernels: list[tuple[Any, tuple]], programs: list[Any], n_inputs: int, new: tuple, n_scalars: int,
            installed: tuple[dict, int], outputs: set[int] = frozenset()) -> PreparedLaunches | None:
         """The prepared launches of a schedule whose kernels are all C kernels on buffers of host
         memory (no routine, copy, or complex buffer's real view), or None (also where there are no
-        kernels: a schedule of views only has nothing to prepare). `outputs`: the new buffers
-        (numbered after the inputs) whose views the run's arrays are given."""
+        kernels: a schedule of views only has nothing to prepare). `new`: the new buffers' (size,
+        dtype, device); `outputs`: those (numbered after the inputs) whose views the run's arrays
+        are given."""
         if not kernels:
             return None
         for (t, refs), prog in zip(kernels, programs):
             if type(t) is not ScheduleItem or not t.device.host_memory or not is_c_launch(prog) or \
                     any(r[2] for r in refs):
                 return None
-        return PreparedLaunches(kernels, programs, n_inputs, n_new, n_scalars, installed, outputs)
+        return PreparedLaunches(kernels, programs, n_inputs, new, n_scalars, installed, outputs)
 
     def _objects_now(self) -> list[tuple[CPUProgram, bool]]:
         """Each kernel's object for this run (counting the call where that still matters) and
@@ -112,19 +128,8 @@ class PreparedLaunches:
             parts.append([*(Slot(1 + b) for b in args), *(() if specialised else sizes), *scalars, THREADS])
         self.calls = CallList(fns, parts, self.values_address)
 
-    def run(self, buffers: list[Buffer], scalars: list[Any], readable: Callable[[Buffer], bool]) -> None:
-        """Run the kernels on `buffers` (the inputs, then the new ones) with the schedule's scalar
-        values; `readable(b)`: whether a graph can still read buffer b (see the module's docs)."""
-        cache, count = executor.installed()
-        if cache is not self.installed[0] or count != self.installed[1]:   # maybe a program of these was replaced
-            self.programs = [executor.get_program(t) for t in self.templates]
-            self.installed = executor.installed()
-            self.settled = False
-        if not self.settled:
-            objects = self._objects_now()
-            if objects != self.objects:
-                self.objects = objects
-                self._lay_out()
+    def _pass(self, buffers: list[Buffer], readable: Callable[[Buffer], bool]) -> None:
+        """The pass over the buffers (see the module's docs), in Python."""
         words = self.words
         words[0] = threads_now()
         for i in self.read:
@@ -143,11 +148,31 @@ class PreparedLaunches:
                 if not readable(buffers[k]):
                     buffers[k].release()
         self.values[0:len(words)] = words
+
+    def run(self, buffers: list[Buffer], scalars: list[Any], readable: Callable[[Buffer], bool]) -> None:
+        """Run the kernels on `buffers` (the inputs, then the new ones) with the schedule's scalar
+        values; `readable(b)`: whether a graph can still read buffer b (see the module's docs)."""
+        cache, count = executor.installed()
+        if cache is not self.installed[0] or count != self.installed[1]:   # maybe a program of these was replaced
+            self.programs = [executor.get_program(t) for t in self.templates]
+            self.installed = executor.installed()
+            self.settled = False
+        if not self.settled:
+            objects = self._objects_now()
+            if objects != self.objects:
+                self.objects = objects
+                self._lay_out()
+        if _buffer_pass is not None and self.device is not None:
+            self.values[0] = threads_now()
+            _buffer_pass(buffers, self.read_tuple, self.native_steps, self.values_address, self.device, address,
+                         self.device.allocate_owned, lendable, readable)
+        else:
+            self._pass(buffers, readable)
         if scalars:   # (floats, the commonest, as float64 bits in one copy: a loop of a hundred scalars)
             if self.float_scalars is None:   # (which they are is the structure's: the key has their dtypes)
                 self.float_scalars = all(type(v) is float for v in scalars)
             if self.float_scalars:
                 _ffi.memmove(self.scalar_values, array("d", scalars), 8 * len(scalars))
             else:
-                self.values[len(words):len(words) + len(scalars)] = scalar_words(scalars)
+                self.values[1 + self.n_buffers:1 + self.n_buffers + len(scalars)] = scalar_words(scalars)
         self.calls()

@@ -1,0 +1,271 @@
+/* The buffer pass of prepared launches (lazyarr.runtime.prepared.PreparedLaunches.run) in C,
+ * compiled after record_native.c. A loop realizes the same structure every iteration, and this pass
+ * (addresses, memory from the pool, the buffers no graph reads any more) was its last Python per
+ * buffer: ~1.5 us a buffer, which a training step of twenty buffers pays every step.
+ *
+ * It knows buffers by their attributes (storage, owns, base, _real, _addr: runtime.device.Buffer's)
+ * and the CPU device's pool by its two (_pool: bytes -> [(memory, address)], _pooled_bytes), and asks
+ * the node table whether a buffer's BUFFER node is alive, as realize.buffer_readable does; anything
+ * else (a buffer's own allocation, lending, giving memory back) is the Python callables' it is handed.
+ * prepared.py keeps the same pass in Python: the reference, and the path without this module. */
+
+static struct {
+    PyObject *storage, *owns, *base, *real, *addr, *dtype, *release, *pool, *pooled_bytes;
+    PyObject *real_view;   /* runtime.device.RealView: a complex buffer's view is never given back */
+} buf;
+
+static PyObject *setup_buffers(PyObject *module, PyObject *args) {
+    PyObject *real_view;
+    if (!PyArg_ParseTuple(args, "O!:setup_buffers", &PyType_Type, &real_view)) return NULL;
+    if (buf.storage == NULL) {
+        const char *names[] = {"storage", "owns", "base", "_real", "_addr", "dtype", "release", "_pool",
+                               "_pooled_bytes"};
+        PyObject **slots[] = {&buf.storage, &buf.owns, &buf.base, &buf.real, &buf.addr, &buf.dtype, &buf.release,
+                              &buf.pool, &buf.pooled_bytes};
+        for (int i = 0; i < 9; i++)
+            if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
+    }
+    Py_INCREF(real_view);
+    Py_XSETREF(buf.real_view, real_view);
+    Py_RETURN_NONE;
+}
+
+/* Whether attribute `name` of b is None (1), not (0), or an error (-1). */
+static int attr_is_none(PyObject *b, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(b, name);
+    if (v == NULL) return -1;
+    int none = v == Py_None;
+    Py_DECREF(v);
+    return none;
+}
+
+/* realize.buffer_readable(b) for a buffer that is no complex buffer's view and has none: whether
+ * its BUFFER node is alive; -1 on an error, 2 where Python must answer (a real view exists). */
+static int readable(PyObject *b) {
+    int no_real = attr_is_none(b, buf.real);
+    if (no_real <= 0) return no_real < 0 ? -1 : 2;
+    PyObject *dtype = PyObject_GetAttr(b, buf.dtype);
+    if (dtype == NULL) return -1;
+    PyObject *empty = PyTuple_New(0);
+    PyObject *key = empty ? make_key(op_buffer, dtype, empty, b) : NULL;
+    Py_DECREF(dtype);
+    Py_XDECREF(empty);
+    if (key == NULL) return -1;
+    Py_hash_t hash = PyObject_Hash(key);
+    PyObject *found = hash == -1 ? NULL : lookup(key, hash);
+    Py_DECREF(key);
+    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
+    Py_DECREF(found);
+    return 1;
+}
+
+/* b's storage's address into *out: the cached one (b._addr is (storage, address) of this storage),
+ * else address_fn(b)'s. */
+static int address_of(PyObject *b, PyObject *address_fn, uintptr_t *out) {
+    PyObject *storage = PyObject_GetAttr(b, buf.storage);
+    PyObject *cached = storage ? PyObject_GetAttr(b, buf.addr) : NULL;
+    PyObject *a = NULL;
+    if (cached != NULL && PyTuple_CheckExact(cached) && PyTuple_GET_SIZE(cached) == 2 &&
+        PyTuple_GET_ITEM(cached, 0) == storage) {
+        a = PyTuple_GET_ITEM(cached, 1);
+        Py_INCREF(a);
+    } else if (cached != NULL) {
+        a = PyObject_CallOneArg(address_fn, b);
+    }
+    Py_XDECREF(storage);
+    Py_XDECREF(cached);
+    if (a == NULL) return -1;
+    *out = (uintptr_t)PyLong_AsUnsignedLongLong(a);
+    Py_DECREF(a);
+    return *out == (uintptr_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* Memory for new buffer b (it has none) from the pool's memory of `nbytes` (viewed as `np_dtype`),
+ * owned by b: its address into *out; 0 where the pool has none of that size (then the caller
+ * allocates), -1 on an error. As CPUDevice._take and allocate_owned do it. */
+static int take_pooled(PyObject *device, PyObject *b, PyObject *nbytes, PyObject *np_dtype, uintptr_t *out) {
+    PyObject *pool = PyObject_GetAttr(device, buf.pool);
+    if (pool == NULL) return -1;
+    PyObject *pooled = PyDict_GetItemWithError(pool, nbytes);   /* borrowed */
+    if (pooled == NULL || !PyList_CheckExact(pooled) || PyList_GET_SIZE(pooled) == 0) {
+        Py_DECREF(pool);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_ssize_t last = PyList_GET_SIZE(pooled) - 1;
+    PyObject *entry = PyList_GET_ITEM(pooled, last);
+    Py_INCREF(entry);
+    int rc = PyList_SetSlice(pooled, last, last + 1, NULL);
+    Py_DECREF(pool);
+    if (rc < 0 || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2) {
+        Py_DECREF(entry);
+        if (rc == 0) PyErr_SetString(PyExc_TypeError, "buffer_pass: a pool entry is not (memory, address)");
+        return -1;
+    }
+    /* the pool's count of the bytes it holds */
+    PyObject *held = PyObject_GetAttr(device, buf.pooled_bytes);
+    PyObject *less = held ? PyNumber_Subtract(held, nbytes) : NULL;
+    rc = less ? PyObject_SetAttr(device, buf.pooled_bytes, less) : -1;
+    Py_XDECREF(held);
+    Py_XDECREF(less);
+    PyObject *memory = PyTuple_GET_ITEM(entry, 0), *addr = PyTuple_GET_ITEM(entry, 1);
+    PyObject *dtype = rc == 0 ? PyObject_GetAttr(memory, buf.dtype) : NULL;
+    PyObject *storage = NULL;
+    if (dtype != NULL) {   /* memory keeps the dtype it was freed with: a view where it is another */
+        storage = dtype == np_dtype ? (Py_INCREF(memory), memory) : PyObject_CallMethod(memory, "view", "O", np_dtype);
+        Py_DECREF(dtype);
+    }
+    PyObject *cached = storage ? PyTuple_Pack(2, storage, addr) : NULL;
+    rc = cached && PyObject_SetAttr(b, buf.storage, storage) == 0 && PyObject_SetAttr(b, buf.addr, cached) == 0 &&
+         PyObject_SetAttr(b, buf.owns, Py_True) == 0 ? 0 : -1;
+    if (rc == 0) {
+        *out = (uintptr_t)PyLong_AsUnsignedLongLong(addr);
+        if (*out == (uintptr_t)-1 && PyErr_Occurred()) rc = -1;
+    }
+    Py_XDECREF(storage);
+    Py_XDECREF(cached);
+    Py_DECREF(entry);
+    return rc < 0 ? -1 : 1;
+}
+
+/* executor.dead(b, readable) without the last test (1: b owns memory no other buffer shares) */
+static int owns_alone(PyObject *b) {
+    PyObject *owns = PyObject_GetAttr(b, buf.owns);
+    if (owns == NULL) return -1;
+    int yes = PyObject_IsTrue(owns);
+    Py_DECREF(owns);
+    if (yes <= 0) return yes;
+    int none;
+    if ((none = attr_is_none(b, buf.storage)) != 0) return none < 0 ? -1 : 0;
+    if ((none = attr_is_none(b, buf.base)) != 1) return none < 0 ? -1 : 0;
+    if ((none = attr_is_none(b, buf.real)) != 1) return none < 0 ? -1 : 0;
+    return buf.real_view == NULL || !PyObject_TypeCheck(b, (PyTypeObject *)buf.real_view);
+}
+
+/* Give b's memory back (b.release()) where no graph reads it: `check_owner` for an input (whose
+ * memory may be shared or lent), else a new buffer of the structure's, which owns its memory. */
+static int give_back_if_unread(PyObject *b, int check_owner, PyObject *readable_fn) {
+    if (check_owner) {
+        int alone = owns_alone(b);
+        if (alone <= 0) return alone;
+    }
+    int r = readable(b);
+    if (r == 2) {   /* (Python's answer) */
+        PyObject *answer = PyObject_CallOneArg(readable_fn, b);
+        r = answer == NULL ? -1 : PyObject_IsTrue(answer);
+        Py_XDECREF(answer);
+    }
+    if (r != 0) return r < 0 ? -1 : 0;
+    PyObject *done = PyObject_CallMethodNoArgs(b, buf.release);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}
+
+/* buffer_pass(buffers, read, steps, values, device, address, allocate, lend, readable): the pass of
+ * PreparedLaunches.run over this run's buffers (inputs, then new ones), the buffers' addresses
+ * written to words[1 + i] of the values array at address `values`. `read`: the inputs the kernels
+ * read; each step (one a kernel): ((output, argument) pairs that may lend, (new buffer, its bytes,
+ * its NumPy dtype) given memory, inputs used last, new buffers used last that are no outputs).
+ * address(b), allocate(b) (CPUDevice.allocate_owned), lendable(argument, output, readable) and
+ * readable(b) are Python's, for what this does not do itself. */
+static PyObject *buffer_pass(PyObject *module, PyObject *args) {
+    PyObject *buffers, *read, *steps, *values, *device, *address_fn, *allocate_fn, *lend_fn, *readable_fn;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOOOO:buffer_pass", &PyList_Type, &buffers, &PyTuple_Type, &read,
+                          &PyTuple_Type, &steps, &values, &device, &address_fn, &allocate_fn, &lend_fn, &readable_fn))
+        return NULL;
+    if (buf.storage == NULL || op_buffer == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "uop_native.setup_buffers() was not called");
+        return NULL;
+    }
+    uintptr_t *words = (uintptr_t *)PyLong_AsVoidPtr(values);
+    if (words == NULL && PyErr_Occurred()) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(buffers);
+#define BUFFER(i) (((i) >= 0 && (i) < n) ? PyList_GET_ITEM(buffers, (i)) : NULL)
+#define INDEX(t, j) PyLong_AsSsize_t(PyTuple_GET_ITEM((t), (j)))
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(read); j++) {
+        Py_ssize_t i = INDEX(read, j);
+        PyObject *b = BUFFER(i);
+        if (b == NULL) goto bad_index;
+        int none = attr_is_none(b, buf.storage);
+        if (none < 0) return NULL;
+        if (none) {   /* (b.ensure_allocated()) */
+            PyObject *r = PyObject_CallMethod(b, "ensure_allocated", NULL);
+            if (r == NULL) return NULL;
+            Py_DECREF(r);
+        }
+        if (address_of(b, address_fn, &words[1 + i]) < 0) return NULL;
+    }
+    for (Py_ssize_t s = 0; s < PyTuple_GET_SIZE(steps); s++) {
+        PyObject *step = PyTuple_GET_ITEM(steps, s);
+        if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 4) {
+            PyErr_SetString(PyExc_TypeError, "buffer_pass: a step is (lends, fresh, last, last_new)");
+            return NULL;
+        }
+        PyObject *lends = PyTuple_GET_ITEM(step, 0), *fresh = PyTuple_GET_ITEM(step, 1);
+        PyObject *last = PyTuple_GET_ITEM(step, 2), *last_new = PyTuple_GET_ITEM(step, 3);
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(lends); j++) {
+            PyObject *pair = PyTuple_GET_ITEM(lends, j);
+            PyObject *o = BUFFER(INDEX(pair, 0)), *k = BUFFER(INDEX(pair, 1));
+            if (o == NULL || k == NULL) goto bad_index;
+            int none = attr_is_none(o, buf.storage);
+            if (none < 0) return NULL;
+            if (none) {   /* (if lendable(k, o, readable): o.take_storage(k)) */
+                PyObject *r = PyObject_CallFunctionObjArgs(lend_fn, k, o, readable_fn, NULL);
+                int yes = r == NULL ? -1 : PyObject_IsTrue(r);
+                Py_XDECREF(r);
+                if (yes < 0) return NULL;
+                if (yes) {
+                    r = PyObject_CallMethod(o, "take_storage", "O", k);
+                    if (r == NULL) return NULL;
+                    Py_DECREF(r);
+                }
+            }
+        }
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fresh); j++) {
+            PyObject *f = PyTuple_GET_ITEM(fresh, j);
+            Py_ssize_t i = INDEX(f, 0);
+            PyObject *b = BUFFER(i);
+            if (b == NULL) goto bad_index;
+            int none = attr_is_none(b, buf.storage);
+            if (none < 0) return NULL;
+            if (!none) {   /* (storage lent to it) */
+                if (address_of(b, address_fn, &words[1 + i]) < 0) return NULL;
+                continue;
+            }
+            int got = take_pooled(device, b, PyTuple_GET_ITEM(f, 1), PyTuple_GET_ITEM(f, 2), &words[1 + i]);
+            if (got < 0) return NULL;
+            if (got == 0) {
+                PyObject *a = PyObject_CallOneArg(allocate_fn, b);
+                if (a == NULL) return NULL;
+                words[1 + i] = (uintptr_t)PyLong_AsUnsignedLongLong(a);
+                Py_DECREF(a);
+                if (PyErr_Occurred()) return NULL;
+            }
+        }
+        for (int input = 1; input >= 0; input--) {
+            PyObject *used = input ? last : last_new;
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(used); j++) {
+                PyObject *b = BUFFER(INDEX(used, j));
+                if (b == NULL) goto bad_index;
+                if (give_back_if_unread(b, input, readable_fn) < 0) return NULL;
+            }
+        }
+    }
+    Py_RETURN_NONE;
+bad_index:
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "buffer_pass: a buffer number out of range");
+    return NULL;
+#undef BUFFER
+#undef INDEX
+}
+
+static PyMethodDef buffer_methods[] = {
+    {"setup_buffers", setup_buffers, METH_VARARGS, "setup_buffers(RealView): what buffer_pass needs from Python."},
+    {"buffer_pass", buffer_pass, METH_VARARGS,
+     "buffer_pass(buffers, read, steps, values, device, address, allocate, lendable, readable): the buffer pass of "
+     "prepared launches (runtime.prepared)."},
+    {NULL},
+};
+
+static int add_buffer_functions(PyObject *module) {
+    return PyModule_AddFunctions(module, buffer_methods);
+}
