@@ -6,8 +6,8 @@ What is fixed for the structure is worked out once: each kernel's argument words
 and the schedule's scalars are slots bound at each run, sizes and the thread count are laid out),
 the buffer each kernel uses last, the in-place pairs (`items.inplace_args`) whose argument is used
 last by that kernel, and which new buffers are outputs (their views go to arrays, which read them
-after the run: nothing to ask at their last use). What depends on the run is done in one pass before the call, in kernel order,
-exactly as `executor.run` does it between launches: an argument no graph can read lends its storage
+after the run: nothing to ask at their last use). What depends on the run is done in one pass
+before the call, in kernel order, exactly as `executor.run` does it between launches: an argument no graph can read lends its storage
 to the output (`executor.lendable`), outputs take memory, and a buffer past its last use that
 nothing can read gives its storage back. Giving storage back before the kernels ran is sound: memory
 handed out again within the pass goes to a later kernel of the same call (which runs after the
@@ -55,7 +55,7 @@ class PreparedLaunches:
         self.sizes = [t.sizes for t, _ in kernels]
         self.n_inputs, self.n_buffers = n_inputs, n_inputs + n_new
         # the inputs the kernels read (an output may be the view of an input no kernel reads, on any device)
-        self.read = sorted({b for a in self.args for b in a if b < n_inputs})
+        self.read = tuple(sorted({b for a in self.args for b in a if b < n_inputs}))
         last_use: dict[int, int] = {}
         for i, a in enumerate(self.args):
             for b in a:
@@ -64,21 +64,18 @@ class PreparedLaunches:
         for i, a in enumerate(self.args):
             for b in a:
                 first_use.setdefault(b, i)
-        # per kernel: (output, argument) pairs that may lend, new buffers to give memory, inputs used
-        # last, new buffers used last that are no outputs (`outputs`: their flat numbers)
-        self.steps = [([(a[o], a[k]) for o, k in t.inplace if last_use[a[k]] == i],
-                       [b for b in dict.fromkeys(a) if b >= n_inputs and first_use[b] == i],
-                       [b for b in dict.fromkeys(a) if last_use[b] == i and b < n_inputs],
-                       [b for b in dict.fromkeys(a) if last_use[b] == i and b >= n_inputs and b not in outputs])
-                      for i, ((t, _), a) in enumerate(zip(kernels, self.args))]
-        # the same for the pass in C, where the new buffers are one device's with a memory pool: a new
-        # buffer given memory with its bytes and NumPy dtype (the pool's key and the view it takes)
+        # per kernel: (output, argument) pairs that may lend; new buffers to give memory, each with its
+        # bytes and NumPy dtype (the pool's key and the view it takes); inputs used last; new buffers
+        # used last that are no outputs (`outputs`: their flat numbers)
+        facts = {n_inputs + j: (size * dtype.itemsize, dtype.np) for j, (size, dtype, _) in enumerate(new)}
+        self.steps = tuple((tuple((a[o], a[k]) for o, k in t.inplace if last_use[a[k]] == i),
+                            tuple((b, *facts[b]) for b in dict.fromkeys(a) if b >= n_inputs and first_use[b] == i),
+                            tuple(b for b in dict.fromkeys(a) if last_use[b] == i and b < n_inputs),
+                            tuple(b for b in dict.fromkeys(a) if last_use[b] == i and b >= n_inputs and b not in outputs))
+                           for i, ((t, _), a) in enumerate(zip(kernels, self.args)))
+        # the pass in C takes memory from the pool of the new buffers' device (the CPU's: `_pool`)
         devices = {device for _, _, device in new}
         self.device = devices.pop() if len(devices) == 1 and hasattr(next(iter(devices)), "_pool") else None
-        facts = {n_inputs + j: (size * dtype.itemsize, dtype.np) for j, (size, dtype, _) in enumerate(new)}
-        self.native_steps = tuple((tuple(lends), tuple((o, *facts[o]) for o in fresh), tuple(last), tuple(last_new))
-                                  for lends, fresh, last, last_new in self.steps)
-        self.read_tuple = tuple(self.read)
         scalar_slot = 1 + self.n_buffers
         self.scalar_args = [[Slot(scalar_slot + k) for k in t.slots] for t, _ in kernels]
         self.values = _ffi.new(_WORDS, 1 + self.n_buffers + n_scalars)
@@ -138,7 +135,7 @@ class PreparedLaunches:
             for o, k in lends:   # an argument that nothing needs after this kernel lends its storage
                 if buffers[o].storage is None and lendable(buffers[k], buffers[o], readable):
                     buffers[o].take_storage(buffers[k])
-            for o in fresh:
+            for o, *_ in fresh:
                 b = buffers[o]
                 words[1 + o] = address(b) if b.storage is not None else b.device.allocate_owned(b)
             for k in last:
@@ -164,7 +161,7 @@ class PreparedLaunches:
                 self._lay_out()
         if _buffer_pass is not None and self.device is not None:
             self.values[0] = threads_now()
-            _buffer_pass(buffers, self.read_tuple, self.native_steps, self.values_address, self.device, address,
+            _buffer_pass(buffers, self.read, self.steps, self.values_address, self.device, address,
                          self.device.allocate_owned, lendable, readable)
         else:
             self._pass(buffers, readable)
