@@ -89,8 +89,9 @@ def encode(entry: Any) -> bytes | None:
         for item, refs in entry.kernels:
             if type(item) is not ScheduleItem or not _plain((item.sizes, item.scalars, item.slots, item._inplace)):
                 return None
+            hashed = cpu_compiler.graph_hash(item.ast) if item.device.name == "cpu" else None
             kernels.append(((node(item.ast), item.device.name, item.sizes, item.outputs, item.scalars, item.slots,
-                             item._inplace, cpu_compiler.graph_hash(item.ast) if item.device.name == "cpu" else None), refs))
+                             item._inplace, hashed), refs))
     except _Unstorable:
         return None
     new = tuple((size, repr(dtype), device.name) for size, dtype, device in entry.new)
@@ -129,11 +130,12 @@ def decode(data: bytes) -> tuple | None:
     built: list[UOp] = []
     for op, dtype, src, arg in nodes:
         built.append(UOp(Ops[op], _dtype(dtype), tuple([built[i] for i in src]), arg))
-    for (ast, *_, hashed), _ in kernels:
-        if type(hashed) is str and len(hashed) == 64:
+    items = []
+    for (ast, device, sizes, n_out, scalars, slots, inplace, hashed), refs in kernels:
+        if type(hashed) is str and len(hashed) == 64:   # (a CPU kernel's)
             cpu_compiler.note_graph_hash(built[ast], hashed)
-    kernels = tuple((ScheduleItem(built[ast], [], get_device(device), sizes, n_out, scalars, slots, inplace), refs)
-                    for (ast, device, sizes, n_out, scalars, slots, inplace, _), refs in kernels)
+        items.append((ScheduleItem(built[ast], [], get_device(device), sizes, n_out, scalars, slots, inplace), refs))
+    kernels = tuple(items)
     new = tuple((size, _dtype(dtype), get_device(device)) for size, dtype, device in new)
     kept = tuple((pos, get_device(device)) for pos, device in kept)
     return new, kernels, outputs, points, kept
