@@ -46,7 +46,7 @@ from typing import Any, Callable
 
 from lazyarr import settings
 from lazyarr.runtime import cache_eviction
-from lazyarr.runtime.cache_eviction import EVICT_TO, TMP_PREFIX, note_trim, remove, trim, units  # noqa: F401 (EVICT_TO)
+from lazyarr.runtime.cache_eviction import EVICT_TO, TMP_PREFIX, note_trim, trim, units  # noqa: F401 (EVICT_TO)
 
 MAGIC = b"\0lazyarr-sha256:"   # the trailer: MAGIC, then the sha256 digest of the bytes before it
 TRAILER = len(MAGIC) + 32
@@ -361,7 +361,7 @@ def _wrote(root: str, nbytes: int, keep: str) -> None:
 
 
 def _check_aside(root: str, keep: str) -> None:
-    """Check the size of `root` in a child process (`cache_size` run as a script), which no
+    """Check the size of `root` in a child process (`cache_eviction` run as a script), which no
     realization waits for and which leaves the interpreter lock to this one; on a thread where a
     process cannot be started."""
     # (the finished ones are let go of: polling a child's process reaps it)
@@ -393,11 +393,6 @@ def _check_at_exit() -> None:
                 enforce_limit(root)
             except Exception:   # leaving: a cache that stays too large is not worth a traceback
                 pass
-
-
-def _remove(path: str) -> None:
-    _verified.pop(path, None)
-    remove(path)
 
 
 def cache_size(configured: str | None = None) -> int:
