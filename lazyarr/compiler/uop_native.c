@@ -41,10 +41,28 @@ static PyObject *str_size, *str_device, *str_name, *str_uop;
 static PyObject *atom_types;         /* types whose values hold no node (Ops, DType), set by setup() */
 static PyObject *op_range;           /* Ops.RANGE: its cached ranges hold the node itself */
 
+/* uop._arg_key(x) of a float: ("f", its float64 bits, little-endian) or ("f", "nan") (a new
+ * constant every step of a loop whose scalar changes: no call into Python for it). */
+static PyObject *float_key(double d) {
+    static PyObject *f, *nan;
+    if (f == NULL && ((f = PyUnicode_InternFromString("f")) == NULL || (nan = PyUnicode_InternFromString("nan")) == NULL))
+        return NULL;
+    if (d != d) return PyTuple_Pack(2, f, nan);
+    unsigned char bits[8];
+    if (PyFloat_Pack8(d, (char *)bits, 1) < 0) return NULL;
+    PyObject *packed = PyBytes_FromStringAndSize((const char *)bits, 8);
+    PyObject *key = packed ? PyTuple_Pack(2, f, packed) : NULL;
+    Py_XDECREF(packed);
+    return key;
+}
+
 /* The table key of (op, dtype, src, arg); src must be a tuple. */
 static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
     PyObject *akey;
-    if (PyFloat_CheckExact(arg) || PyComplex_CheckExact(arg)) {
+    if (PyFloat_CheckExact(arg)) {
+        akey = float_key(PyFloat_AS_DOUBLE(arg));
+        if (akey == NULL) return NULL;
+    } else if (PyComplex_CheckExact(arg)) {
         if (arg_key == NULL) {
             PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
             return NULL;
