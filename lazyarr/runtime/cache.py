@@ -350,22 +350,28 @@ def _wrote(root: str, nbytes: int, keep: str) -> None:
     with _lock:
         first = root not in _pending
         _pending[root] = _pending.get(root, 0) + nbytes
-        due = first or _pending[root] >= settings.cache_limit // 8
+        # (while a check of this process runs, the bytes wait for the next one, or the exit's)
+        due = (first or _pending[root] >= settings.cache_limit // 8) and settings.cache_limit > 0 and not _checking()
         if due:
             _pending[root] = 0
         if not _exit_check:
             _exit_check = True
             atexit.register(_check_at_exit)
-    if due and settings.cache_limit > 0:
+    if due:
         _check_aside(root, keep)
+
+
+def _checking() -> bool:
+    """Whether a size check this process started still runs (the finished ones are let go of:
+    polling a child process reaps it)."""
+    _checks[:] = [c for c in _checks if (c.poll() is None if isinstance(c, subprocess.Popen) else c.is_alive())]
+    return bool(_checks)
 
 
 def _check_aside(root: str, keep: str) -> None:
     """Check the size of `root` in a child process (`cache_eviction` run as a script), which no
     realization waits for and which leaves the interpreter lock to this one; on a thread where a
     process cannot be started."""
-    # (the finished ones are let go of: polling a child's process reaps it)
-    _checks[:] = [c for c in _checks if (c.poll() is None if isinstance(c, subprocess.Popen) else c.is_alive())]
     try:
         _checks.append(subprocess.Popen(
             [sys.executable, "-I", "-S", cache_eviction.__file__, root, str(settings.cache_limit), keep,

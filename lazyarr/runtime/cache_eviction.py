@@ -12,11 +12,14 @@ at DEBUG >= 1 and exits.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
 import sys
 import time
+from typing import Iterator
 
 TMP_PREFIX = ".tmp-"
 STALE_TMP_SECONDS = 3600.0   # a temporary file this old belongs to a writer that died
@@ -106,22 +109,41 @@ def remove(path: str) -> None:
 def trim(root: str, limit: int, keep: str = "", removed: list[str] | None = None) -> tuple[int, int]:
     """Remove the least recently used entries of `root` (never `keep`) until it holds at most
     EVICT_TO of `limit` bytes, when it holds more than `limit`. Returns the bytes left and the
-    entries removed (their paths appended to `removed`)."""
-    found, total = units(root)
-    if total <= limit:
-        return total, 0
-    evicted = 0
-    for _, size, path in sorted(found):
-        if total <= limit * EVICT_TO:
-            break
-        if path == keep:
-            continue
-        remove(path)
-        if removed is not None:
-            removed.append(path)
-        total -= size
-        evicted += 1
-    return total, evicted
+    entries removed (their paths appended to `removed`). One trim at a time in a root, whatever
+    the process (a lock on the root folder): two that listed the cache at once would each remove
+    what it takes to get under the limit, the second the newest entries too."""
+    with _exclusive(root):
+        found, total = units(root)
+        if total <= limit:
+            return total, 0
+        evicted = 0
+        for _, size, path in sorted(found):
+            if total <= limit * EVICT_TO:
+                break
+            if path == keep:
+                continue
+            remove(path)
+            if removed is not None:
+                removed.append(path)
+            total -= size
+            evicted += 1
+        return total, evicted
+
+
+@contextlib.contextmanager
+def _exclusive(root: str) -> Iterator[None]:
+    """Hold an exclusive lock on the root folder for the block (flock: released when the
+    descriptor closes, or the process dies)."""
+    try:
+        fd = os.open(root, os.O_RDONLY)
+    except OSError:   # (no root: nothing to remove either)
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def note_trim(root: str, limit: int, total: int, evicted: int) -> str:
