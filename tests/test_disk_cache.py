@@ -382,3 +382,23 @@ def test_the_size_check_while_working_runs_in_a_child_process(tmp_path, monkeypa
         check.join(60)
     assert os.path.exists(new) and os.path.exists(old[-1]) and not os.path.exists(old[0])
     assert files_size(tmp_path / "cache") <= 10_000 * cache.EVICT_TO
+
+
+def test_files_being_written_do_not_count_in_the_size(tmp_path, monkeypatch):
+    """A file being written (lazyarr's temporary file, PoCL's compile scratch, which is larger than
+    its programs) is not the cache's yet: a check during a compile evicted the newest entries to
+    make room for it (CI on PoCL). Stale ones (a writer that died) are removed."""
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+    monkeypatch.setattr(settings, "cache_limit", 0)
+    entries = [cache.cached_file("kernels", cache.cache_key(str(i)), ".so", lambda p: open(p, "wb").write(b"x" * 1000))
+               for i in range(10)]
+    pocl = tmp_path / "cache" / "pocl"
+    pocl.mkdir()
+    (pocl / "tempfile_abc").write_bytes(b"t" * 50_000)   # PoCL compiling now
+    (tmp_path / "cache" / "kernels" / (cache.TMP_PREFIX + "x.so")).write_bytes(b"t" * 20_000)   # lazyarr writing
+    stale = pocl / "tempfile_old"
+    stale.write_bytes(b"s" * 1000)
+    os.utime(stale, (1, 1))
+    monkeypatch.setattr(settings, "cache_limit", 20_000)
+    assert cache.enforce_limit() == sum(os.path.getsize(p) for p in entries)   # (each ~1 KB, with its trailer)
+    assert all(os.path.exists(p) for p in entries) and not stale.exists() and (pocl / "tempfile_abc").exists()

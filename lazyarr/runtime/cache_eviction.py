@@ -42,9 +42,9 @@ def _tree(path: str) -> tuple[float, int]:
 
 
 def units(root: str) -> tuple[list[tuple[float, int, str]], int]:
-    """The evictable entries of `root` as (mtime, size, path), and the bytes of the whole cache.
-    PoCL's programs (pocl/<2 letters>/<hash>/...) are one entry each; stale temporary files are
-    removed on the way."""
+    """The evictable entries of `root` as (mtime, size, path), and the bytes of the whole cache but
+    for temporary files. PoCL's programs (pocl/<2 letters>/<hash>/...) are one entry each; stale
+    temporary files are removed on the way."""
     found: list[tuple[float, int, str]] = []
     total, now, pocl = 0, time.time(), False
 
@@ -54,11 +54,12 @@ def units(root: str) -> tuple[list[tuple[float, int, str]], int]:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             return
-        if entry.name.startswith(TMP_PREFIX) or pocl_temp:   # being written, or left by a writer that died
+        # being written, or left by a writer that died: neither counts (a writer's file is not the
+        # cache's yet, and PoCL's compile scratch, larger than its programs, would have a check
+        # evict the newest entries to make room for it)
+        if entry.name.startswith(TMP_PREFIX) or pocl_temp:
             if now - st.st_mtime > STALE_TMP_SECONDS:
                 remove(entry.path)
-            else:
-                total += st.st_size
             return
         if pocl or ENTRY_NAME.match(entry.name):   # (a file lazyarr did not name is not its to remove)
             found.append((st.st_mtime, st.st_size, entry.path))
