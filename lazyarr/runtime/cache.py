@@ -27,8 +27,9 @@ own cache included (`pocl_cache_dir`: the OpenCL device points POCL_CACHE_DIR th
 scan the folder: a process that writes entries checks the total at its first write, again after
 each eighth of the limit it writes (in a child process: `cache_eviction`), and at exit, and removes
 the least recently used entries (by mtime, which a process touches when it first loads an entry; a
-PoCL program's folder as one entry) until the cache is at 80% of the limit. Temporary files older
-than an hour (a crashed writer's) go.
+PoCL program's folder as one entry) until the cache is at 80% of the limit. Files being written
+(temporary files, PoCL's compile scratch) do not count; those older than an hour (a crashed
+writer's) go.
 """
 from __future__ import annotations
 
