@@ -75,13 +75,10 @@ def stages_first(roots: list[UOp], devices: list[Device], walked: Walked) -> tup
     walk that stopped early has only met its first nodes, sources first: where they already hold a
     region too large for one schedule, the graph is realized in stages without its whole walk; a
     graph that needs stages is never one cached schedule, as its realization caches its segments.)"""
-    if walked.stopped:
-        if not needs_stages(walked.order, settings.stage_nodes):
-            walked = structure_key(roots, devices)
-        else:
-            stored = _realize_stages(roots, devices[0])
-            return structure_key(roots, devices), stored
-    if settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and not is_cached(walked):
+    if walked.stopped and not needs_stages(walked.order, settings.stage_nodes):
+        walked = structure_key(roots, devices)   # (the whole walk, then as any graph)
+    if walked.stopped or (settings.stage_nodes and needs_stages(walked.order, settings.stage_nodes) and
+                          not is_cached(walked)):
         stored = _realize_stages(roots, devices[0])
         return structure_key(roots, devices), stored
     return walked, []

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from lazyarr import settings
-from lazyarr.runtime import cache
+from lazyarr.runtime import cache, cache_eviction
 from tests.conftest import DEVICE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -305,7 +305,7 @@ def test_the_least_recently_used_entries_go_first(tmp_path, monkeypatch):
     mine = tmp_path / "cache" / "kernels" / "notes.txt"   # not an entry's name: not the cache's to remove
     mine.write_bytes(b"n" * 20_000)
     os.utime(mine, (1, 1))
-    assert cache.enforce_limit() <= 10_000 * cache.EVICT_TO
+    assert cache.enforce_limit() <= 10_000 * cache_eviction.EVICT_TO
     assert os.path.exists(paths[0]) and not os.path.exists(paths[1]) and os.path.exists(paths[9])
     assert mine.exists()
 
@@ -381,7 +381,7 @@ def test_the_size_check_while_working_runs_in_a_child_process(tmp_path, monkeypa
     else:
         check.join(60)
     assert os.path.exists(new) and os.path.exists(old[-1]) and not os.path.exists(old[0])
-    assert files_size(tmp_path / "cache") <= 10_000 * cache.EVICT_TO
+    assert files_size(tmp_path / "cache") <= 10_000 * cache_eviction.EVICT_TO
 
 
 def test_files_being_written_do_not_count_in_the_size(tmp_path, monkeypatch):

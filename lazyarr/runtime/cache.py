@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 from lazyarr import settings
 from lazyarr.runtime import cache_eviction
-from lazyarr.runtime.cache_eviction import EVICT_TO, TMP_PREFIX, note_trim, trim, units  # noqa: F401 (EVICT_TO)
+from lazyarr.runtime.cache_eviction import TMP_PREFIX, note_trim, trim, units
 
 MAGIC = b"\0lazyarr-sha256:"   # the trailer: MAGIC, then the sha256 digest of the bytes before it
 TRAILER = len(MAGIC) + 32

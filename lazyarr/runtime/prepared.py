@@ -7,9 +7,9 @@ and the schedule's scalars are slots bound at each run, sizes and the thread cou
 the buffer each kernel uses last, the in-place pairs (`items.inplace_args`) whose argument is used
 last by that kernel, and which new buffers are outputs (their views go to arrays, which read them
 after the run: nothing to ask at their last use). What depends on the run is done in one pass
-before the call, in kernel order, exactly as `executor.run` does it between launches: an argument no graph can read lends its storage
-to the output (`executor.lendable`), outputs take memory, and a buffer past its last use that
-nothing can read gives its storage back. Giving storage back before the kernels ran is sound: memory
+before the call, in kernel order, exactly as `executor.run` does it between launches: an argument
+no graph can read lends its storage to the output (`executor.lendable`), outputs take memory, and
+a buffer past its last use that nothing can read gives its storage back. Giving storage back before the kernels ran is sound: memory
 handed out again within the pass goes to a later kernel of the same call (which runs after the
 reader), and nothing else takes memory until the call returns.
 
