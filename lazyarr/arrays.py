@@ -81,7 +81,7 @@ def graph_requires_grad(u: UOp) -> bool:
     known = u._grad
     if known is not None and known >> 1 == gen:
         return bool(known & 1)
-    if u.op is Ops.DETACH or not u.dtype.is_inexact or not _grad_leaves:
+    if u.op is Ops.DETACH or not u.dtype.is_inexact or not _grad_leaves.data:   # (.data: no Python __len__)
         return False
     stack, DETACH = [u], Ops.DETACH
     while stack:   # sources first; a node answered in this generation is not entered
@@ -447,8 +447,13 @@ def realize(*tensors: Array) -> None:
 
 def _realize(todo: list[Array]) -> None:
     roots, devices = [t._uop for t in todo], [t.device for t in todo]
-    walked, staged = stages_first(roots, devices, walk_for_realize(roots, devices))
-    bound = replay(roots, walked)
+    walked, staged = walk_for_realize(roots, devices), []
+    bound = None if walked.stopped else replay(roots, walked)   # (a cached structure is never staged)
+    if bound is None:
+        first, (walked, staged) = walked, stages_first(roots, devices, walked)
+        if walked is not first:   # (the stages' buffers read now, or a stopped walk finished)
+            bound = replay(roots, walked)
+        del first
     if bound is not None:   # a structure that keeps coming back: its prepared launches, no schedule built
         views, stored, launch = bound
         marked: list[UOp] = []
@@ -457,7 +462,7 @@ def _realize(todo: list[Array]) -> None:
         views = [found[u] for u in roots]
         launch = partial(run, items, programs, marked)
         del found   # (its keys are the roots)
-    done = [*zip(todo, views), *_holders(staged + stored)]
+    done = [*zip(todo, views), *_holders(staged + stored)] if staged or stored else list(zip(todo, views))
     # a library routine may raise on its data (a singular matrix): the graphs are kept until it ran,
     # so that the tensors can go back to them and nothing counts as computed (otherwise they are
     # let go of, see below, so that the kernels may reuse storage no graph can read anymore)
@@ -493,7 +498,7 @@ def _take_buffers(done: list[tuple[Array, UOp]]) -> None:
             t._uop = leaf_marker(view, t._leaf_grad)
             realized[t._uop] = view
             hold(t)
-        elif not _grad_leaves or t._released or not t.requires_grad:
+        elif not _grad_leaves.data or t._released or not t.requires_grad:
             t._uop = view
 
 

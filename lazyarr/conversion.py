@@ -31,6 +31,11 @@ def element(t: Any) -> Any:
     for hook in host_read_hooks:
         hook("bool(), int(), float() or item()")
     u = t.uop
+    if u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER:   # a computed scalar, the commonest
+        buf = u.src[0].arg
+        storage = buf.storage
+        if type(storage) is np.ndarray and buf.device.host_memory and storage.dtype is buf.dtype.np:
+            return storage.item(0)   # (a reshape keeps the size: one element)
     if u.op is Ops.RESHAPE and u._view is None and u.src[0]._view is None and u.src[0].op not in _READ_ON_HOST:
         del u   # (the graph let go of: its kernels may reuse the storage of what only it read)
         realize(t)   # a computed value of one element (a reduction's): computed into the array itself

@@ -129,14 +129,15 @@ def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Ca
     if entry is None or (launches := entry.launches[1]) is None or not executor.plain_launches():
         return None
     new, views, points = bind_entry(entry, walked.inputs, walked.order)
-    stored = [walked.order[i] for i, _ in entry.kept]
+    stored = [walked.order[i] for i, _ in entry.kept] if entry.kept else []
     for u, view in zip(outputs + stored if stored else outputs, views):   # (held values last)
         if u is not view:
             u._view = view
-    for p, view in points.items():
-        p._view = view
-    return views[:len(outputs)], stored, partial(launches.run, walked.inputs + new, [c.arg for c in walked.scalars],
-                                                 buffer_readable)
+    if points:
+        for p, view in points.items():
+            p._view = view
+    return views[:len(outputs)] if stored else views, stored, \
+        partial(launches.run, walked.inputs + new, [c.arg for c in walked.scalars], buffer_readable)
 
 
 def _realize_stages(roots: list[UOp], device: Device) -> list[UOp]:

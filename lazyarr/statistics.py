@@ -78,6 +78,8 @@ def _sum_dtype(d: DType) -> DType:
 
 
 def sum(x: Array, /, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Array:
+    if dtype is None and _record is not None and (out := _record(x, Ops.ADD, axis, keepdims, True)) is not NotImplemented:
+        return out   # (a float array: reduce's array, made in C)
     x = as_tensor(x)
     return reduce(x, Ops.ADD, axis, keepdims, _sum_dtype(x.dtype) if dtype is None else dtypes.as_dtype(dtype))
 
@@ -112,6 +114,8 @@ def _count(x: Array, axis: Any) -> int:
 def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
     """The arithmetic mean; integer and boolean arrays average in float64 as NumPy does (the
     standard leaves them unspecified). Empty → NaN."""
+    if _record is not None and (total := _record(x, Ops.ADD, axis, keepdims, True)) is not NotImplemented:
+        return total / float(_count(x, axis))   # (a float array of no empty axis: the nodes below, in C)
     x = as_tensor(x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
     total = _reduce_uop(x, Ops.ADD, axis, keepdims, d)

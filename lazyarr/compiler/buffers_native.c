@@ -160,17 +160,21 @@ static int give_back_if_unread(PyObject *b, int check_owner, PyObject *readable_
     return done == NULL ? -1 : 0;
 }
 
-/* buffer_pass(buffers, read, steps, values, device, address, allocate, lend, readable): the pass of
+/* buffer_pass(buffers, read, steps, values, device, address, allocate, lend, readable[, threads, scalars]): the pass of
  * PreparedLaunches.run over this run's buffers (inputs, then new ones), the buffers' addresses
  * written to words[1 + i] of the values array at address `values`. `read`: the inputs the kernels
  * read; each step (one a kernel): ((output, argument) pairs that may lend, (new buffer, its bytes,
  * its NumPy dtype) given memory, inputs used last, new buffers used last that are no outputs).
  * address(b), allocate(b) (CPUDevice.allocate_owned), lendable(argument, output, readable) and
- * readable(b) are Python's, for what this does not do itself. */
+ * readable(b) are Python's, for what this does not do itself. `threads` (optional): word 0; `scalars`
+ * (optional, a list): the words after the buffers' where all are floats, and the answer says so. */
 static PyObject *buffer_pass(PyObject *module, PyObject *args) {
     PyObject *buffers, *read, *steps, *values, *device, *address_fn, *allocate_fn, *lend_fn, *readable_fn;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOOOOO:buffer_pass", &PyList_Type, &buffers, &PyTuple_Type, &read,
-                          &PyTuple_Type, &steps, &values, &device, &address_fn, &allocate_fn, &lend_fn, &readable_fn))
+    PyObject *scalars = NULL;
+    Py_ssize_t threads = -1;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOOOO|nO!:buffer_pass", &PyList_Type, &buffers, &PyTuple_Type, &read,
+                          &PyTuple_Type, &steps, &values, &device, &address_fn, &allocate_fn, &lend_fn, &readable_fn,
+                          &threads, &PyList_Type, &scalars))
         return NULL;
     if (buf.storage == NULL || op_buffer == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "uop_native.setup_buffers() was not called");
@@ -179,6 +183,7 @@ static PyObject *buffer_pass(PyObject *module, PyObject *args) {
     uintptr_t *words = (uintptr_t *)PyLong_AsVoidPtr(values);
     if (words == NULL && PyErr_Occurred()) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(buffers);
+    if (threads >= 0) words[0] = (uintptr_t)threads;
 #define BUFFER(i) (((i) >= 0 && (i) < n) ? PyList_GET_ITEM(buffers, (i)) : NULL)
 #define INDEX(t, j) PyLong_AsSsize_t(PyTuple_GET_ITEM((t), (j)))
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(read); j++) {
@@ -250,7 +255,16 @@ static PyObject *buffer_pass(PyObject *module, PyObject *args) {
             }
         }
     }
-    Py_RETURN_NONE;
+    /* the scalars after the buffers' words, where all are floats (the commonest: a loop's numbers), as
+     * float64 bits; False where one is not (the caller writes them) */
+    Py_ssize_t ns = scalars ? PyList_GET_SIZE(scalars) : 0;
+    for (Py_ssize_t j = 0; j < ns; j++)
+        if (!PyFloat_CheckExact(PyList_GET_ITEM(scalars, j))) Py_RETURN_FALSE;
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        double d = PyFloat_AS_DOUBLE(PyList_GET_ITEM(scalars, j));
+        memcpy(&words[1 + n + j], &d, sizeof d);
+    }
+    Py_RETURN_TRUE;
 bad_index:
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "buffer_pass: a buffer number out of range");
     return NULL;
@@ -261,8 +275,8 @@ bad_index:
 static PyMethodDef buffer_methods[] = {
     {"setup_buffers", setup_buffers, METH_VARARGS, "setup_buffers(RealView): what buffer_pass needs from Python."},
     {"buffer_pass", buffer_pass, METH_VARARGS,
-     "buffer_pass(buffers, read, steps, values, device, address, allocate, lendable, readable): the buffer pass of "
-     "prepared launches (runtime.prepared)."},
+     "buffer_pass(buffers, read, steps, values, device, address, allocate, lendable, readable[, threads, scalars]): "
+     "the buffer pass of prepared launches (runtime.prepared); True where it wrote the scalars (all floats)."},
     {NULL},
 };
 

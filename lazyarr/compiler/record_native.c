@@ -15,9 +15,10 @@
  * record_unary(x, op, kinds): the node (op, x's dtype, (x's node,)) and its array, for x of a dtype
  * whose kind letter is in `kinds` (negative, abs, sin, exp... of a float array); NotImplemented else.
  *
- * record_reduce(x, op, axis, keepdims): statistics._reduce_uop's node (the REDUCE_AXIS over the
- * sorted axes, reshaped without them unless keepdims) for a float array of no empty axis and an
- * axis of None, an int or a tuple of ints in range and not repeated; NotImplemented else.
+ * record_reduce(x, op, axis, keepdims[, as_array]): statistics._reduce_uop's node (the REDUCE_AXIS
+ * over the sorted axes, reshaped without them unless keepdims) for a float array of no empty axis and
+ * an axis of None, an int or a tuple of ints in range and not repeated; NotImplemented else. With
+ * as_array, the array of that node (as statistics.reduce makes it; NotImplemented under no_grad()).
  *
  * record_matmul(x1, x2): linear_algebra.matmul's nodes for two arrays of one real (not bool) dtype
  * and device, each a vector or a matrix, of no empty axis; NotImplemented for anything else.
@@ -545,16 +546,16 @@ static PyObject *record_unary(PyObject *module, PyObject *const *args, Py_ssize_
 
 /* record_reduce(x, op, axis, keepdims): see the top of this file. */
 static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "record_reduce takes 4 arguments");
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "record_reduce takes 4 or 5 arguments");
         return NULL;
     }
     PyObject *x = args[0], *op = args[1], *axis = args[2];
-    int keepdims = PyObject_IsTrue(args[3]);
-    if (keepdims < 0) return NULL;
+    int keepdims = PyObject_IsTrue(args[3]), as_array = nargs == 5 ? PyObject_IsTrue(args[4]) : 0;
+    if (keepdims < 0 || as_array < 0) return NULL;
     PyObject *u, *device;
     Py_UCS4 kind;
-    int usable = operand(x, 0, &u, &device, &kind);   /* (a node: the caller makes the array) */
+    int usable = operand(x, as_array, &u, &device, &kind);   /* (a node: the caller makes the array) */
     if (usable < 0) return NULL;
     if (!usable || kind != 'f') Py_RETURN_NOTIMPLEMENTED;
     PyObject *dtype = ((Node *)u)->dtype;
@@ -631,7 +632,7 @@ static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize
     Py_XDECREF(axes);
     Py_XDECREF(kept);
     Py_XDECREF(rest);
-    return out;
+    return out && as_array ? make_array(out, device) : out;
 }
 
 /* record_index(x, i): see the top of this file. */
@@ -763,7 +764,7 @@ static PyMethodDef record_methods[] = {
     {"record_unary", (PyCFunction)(void (*)(void))record_unary, METH_FASTCALL,
      "record_unary(x, op, kinds) -> the array of op(x), or NotImplemented."},
     {"record_reduce", (PyCFunction)(void (*)(void))record_reduce, METH_FASTCALL,
-     "record_reduce(x, op, axis, keepdims) -> the node of the reduction, or NotImplemented."},
+     "record_reduce(x, op, axis, keepdims[, as_array]) -> the node (or array) of the reduction, or NotImplemented."},
     {"record_index", (PyCFunction)(void (*)(void))record_index, METH_FASTCALL,
      "record_index(x, i) -> the array of x[i] for a Python int i, or NotImplemented."},
     {NULL},

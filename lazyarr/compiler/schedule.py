@@ -42,7 +42,12 @@ from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
 def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     """The tensor node reading `buf` as an array of `shape`."""
     b = UOp(Ops.BUFFER, buf.dtype, (), buf)
-    return b if shape == (buf.size,) else UOp(Ops.RESHAPE, buf.dtype, (b,), shape)
+    if shape == (buf.size,):
+        return b
+    view = UOp(Ops.RESHAPE, buf.dtype, (b,), shape)
+    if view._shape is None:   # (a reshape's shape is its argument: known without asking its rule)
+        view._shape = shape
+    return view
 
 
 def is_buffer_view(u: UOp) -> bool:
@@ -457,8 +462,9 @@ def bind_entry(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp]
     of `entry.outputs`) and its realize points' views."""
     new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
     pools = (inputs, new)
-    views = [buffer_view(_referenced(pools, ref), shape) for ref, shape in entry.outputs]
-    points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points}
+    views = [buffer_view(pools[ref[0]][ref[1]] if not ref[2] else _referenced(pools, ref), shape)
+             for ref, shape in entry.outputs]
+    points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points} if entry.points else {}
     return new, views, points
 
 

@@ -115,10 +115,11 @@ class Buffer:
         self._real = self._addr = None   # _addr: (storage, its address), cached by the CPU device
 
     def __del__(self) -> None:
-        try:
-            self.release()
-        except Exception:   # interpreter shutdown: modules are already gone
-            pass
+        if self.owns and self.storage is not None:   # (most buffers that die own nothing any more)
+            try:
+                self.release()
+            except Exception:   # interpreter shutdown: modules are already gone
+                pass
 
     def release(self) -> None:
         """Give the storage this buffer owns back to the device (nothing will read it again)."""

@@ -160,9 +160,9 @@ class PreparedLaunches:
                 self.objects = objects
                 self._lay_out()
         if _buffer_pass is not None and self.device is not None:
-            self.values[0] = threads_now()
-            _buffer_pass(buffers, self.read, self.steps, self.values_address, self.device, address,
-                         self.device.allocate_owned, lendable, readable)
+            if _buffer_pass(buffers, self.read, self.steps, self.values_address, self.device, address,
+                            self.device.allocate_owned, lendable, readable, threads_now(), scalars):
+                scalars = None   # (written: all floats)
         else:
             self._pass(buffers, readable)
         if scalars:   # (floats, the commonest, as float64 bits in one copy: a loop of a hundred scalars)
