@@ -48,6 +48,45 @@ def test_equal_nodes_are_identical_and_leave_the_table_when_freed():
     assert c.op is Ops.ADD and c.src == (a, a) and c.arg == "test-tag" and c._shape is None
 
 
+def test_the_table_interns_through_growth_shrinking_and_args_whose_equality_runs_python():
+    """The table (open addressing in C) grows past its first size and shrinks when a large graph
+    goes, and keeps interning right throughout; float and complex args are keyed by their bits;
+    an arg whose __eq__ builds and frees nodes in the middle of a lookup (which may move the
+    table) still finds its node; an unhashable arg is a TypeError."""
+    base = UOp(Ops.CONST, f32, (), 3.0625)
+    many = [UOp(Ops.ADD, f32, (base, base), ("grow", i)) for i in range(50_000)]
+    assert all(UOp(Ops.ADD, f32, (base, base), ("grow", i)) is many[i] for i in range(0, 50_000, 997))
+    refs = [weakref.ref(n) for n in many[::1000]]
+    del many
+    assert all(r() is None for r in refs) and not node_exists(Ops.ADD, f32, (base, base), ("grow", 5))
+    kept = [UOp(Ops.ADD, f32, (base, base), ("after", i)) for i in range(100)]
+    assert all(UOp(Ops.ADD, f32, (base, base), ("after", i)) is kept[i] for i in range(100))
+    assert UOp(Ops.CONST, dtypes.complex64, (), complex(1, 0.0)) is not UOp(Ops.CONST, dtypes.complex64, (), complex(1, -0.0))
+    assert UOp(Ops.CONST, dtypes.complex64, (), complex(float("nan"), 1)) is \
+        UOp(Ops.CONST, dtypes.complex64, (), complex(float("nan"), 1))
+    assert UOp(Ops.NOOP, f32, (base,), 1.0) is not UOp(Ops.NOOP, f32, (base,), 1)
+
+    if native is None:   # (the Python table is a dict: its lookup starts again whenever an arg's __eq__ changes it)
+        return
+
+    class Busy:   # an arg whose equality builds nodes (and drops them) while a lookup compares it
+        def __init__(self, tag):
+            self.tag = tag
+
+        def __hash__(self):
+            return 12345
+
+        def __eq__(self, other):
+            junk = [UOp(Ops.NOOP, f32, (base,), ("busy-junk", self.tag, i)) for i in range(3000)]
+            del junk
+            return isinstance(other, Busy) and other.tag == self.tag
+    nodes = [UOp(Ops.NOOP, f32, (base,), Busy(k)) for k in range(4)]
+    assert len(set(map(id, nodes))) == 4
+    assert [UOp(Ops.NOOP, f32, (base,), Busy(k)) for k in range(4)] == nodes
+    with pytest.raises(TypeError):
+        UOp(Ops.NOOP, f32, (base,), ["a list is unhashable"])
+
+
 @needs_native
 def test_caches_are_writable_and_fields_are_not():
     # (a constant no other test makes, and its shape put back: nodes are interned, and a node kept

@@ -47,13 +47,9 @@ static int readable(PyObject *b) {
     PyObject *dtype = PyObject_GetAttr(b, buf.dtype);
     if (dtype == NULL) return -1;
     PyObject *empty = PyTuple_New(0);
-    PyObject *key = empty ? make_key(op_buffer, dtype, empty, b) : NULL;
+    PyObject *found = empty ? find_node(op_buffer, dtype, empty, b) : NULL;
     Py_DECREF(dtype);
     Py_XDECREF(empty);
-    if (key == NULL) return -1;
-    Py_hash_t hash = PyObject_Hash(key);
-    PyObject *found = hash == -1 ? NULL : lookup(key, hash);
-    Py_DECREF(key);
     if (found == NULL) return PyErr_Occurred() ? -1 : 0;
     Py_DECREF(found);
     return 1;

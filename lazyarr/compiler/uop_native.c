@@ -4,10 +4,12 @@
  * the fallback, and the tests check that both give the same results.
  *
  * Node: the base of uop.UOp. Building (op, dtype, src, arg) returns the live node of that key if
- * there is one. The table maps the key (op, id(dtype), src, arg's key) to the node's address and
- * holds no reference: a node leaves the table when it is freed (or cleared by the cycle collector)
- * before anything else happens to it (its weak references' callbacks run after), and a lookup
- * passes over a node whose freeing is deferred.
+ * there is one. The table (open addressing, linear probing) holds the nodes' addresses by the hash
+ * of their key (op and dtype by identity, the sources by identity, the arg by its key: uop._arg_key's
+ * equality, a float by its bits) and no reference: a node leaves the table when it is freed (or
+ * cleared by the cycle collector) before anything else happens to it (its weak references'
+ * callbacks run after), and a lookup passes over a node whose freeing is deferred. (A dict of key
+ * tuples cost three allocations and four lookups a node: a loop builds thousands.)
  *
  * walk(sink, realized_for, names): the key (as bytes), input buffers, order, resolved, held and scalar
  * nodes of schedule.structure_key, the same as schedule._walk's, with an explicit stack;
@@ -22,15 +24,15 @@ typedef struct {
     PyObject *op, *dtype, *src, *arg;
     PyObject *shape, *ranges, *bounds, *view, *grad;   /* caches, read as None until set */
     PyObject *holder;                                  /* a weak reference to an array holding the node */
-    PyObject *key;                                     /* the table's key while the node is in it */
+    PyObject *akey;                                    /* the arg's key (uop._arg_key), once a walk asked */
     Py_hash_t hash;                                    /* the key's hash */
+    int in_table;                                      /* whether the table holds it */
     PyObject *weakrefs;
     unsigned long walk;                                /* the last walk that gave this node a position */
     Py_ssize_t position;                               /* ... and that position */
 } Node;
 
 static PyTypeObject NodeType;
-static PyObject *table;              /* key -> the node's address */
 static PyObject *arg_key;            /* uop._arg_key: float and complex args are keyed by their bits */
 static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
 static PyObject *op_const;           /* Ops.CONST */
@@ -56,75 +58,178 @@ static PyObject *float_key(double d) {
     return key;
 }
 
-/* The table key of (op, dtype, src, arg); src must be a tuple. */
-static PyObject *make_key(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
-    PyObject *akey;
-    if (PyFloat_CheckExact(arg)) {
-        akey = float_key(PyFloat_AS_DOUBLE(arg));
-        if (akey == NULL) return NULL;
-    } else if (PyComplex_CheckExact(arg)) {
+/* uop._arg_key(arg) (a new reference): float and complex arguments by their bits, any other
+ * itself. Walks use it as the arg's atom. */
+static PyObject *arg_key_of(PyObject *arg) {
+    if (PyFloat_CheckExact(arg)) return float_key(PyFloat_AS_DOUBLE(arg));
+    if (PyComplex_CheckExact(arg)) {
         if (arg_key == NULL) {
             PyErr_SetString(PyExc_RuntimeError, "uop_native.setup() was not called");
             return NULL;
         }
-        akey = PyObject_CallOneArg(arg_key, arg);
-        if (akey == NULL) return NULL;
+        return PyObject_CallOneArg(arg_key, arg);
+    }
+    Py_INCREF(arg);
+    return arg;
+}
+
+/* A float's bits as its key has them: every NaN one. */
+static inline uint64_t float_bits(double d) {
+    uint64_t bits;
+    if (d != d) return 0x7ff8000000000001ULL;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* The hash of the key (op, dtype, src, arg); -1 with an error (an unhashable arg). */
+static Py_hash_t key_hash(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
+    uint64_t h = mix((uint64_t)(uintptr_t)op >> 4, (uint64_t)(uintptr_t)dtype >> 4);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(src); i++) h = mix(h, (uint64_t)(uintptr_t)PyTuple_GET_ITEM(src, i) >> 4);
+    if (PyFloat_CheckExact(arg)) {
+        h = mix(h, float_bits(PyFloat_AS_DOUBLE(arg)));
+    } else if (PyComplex_CheckExact(arg)) {
+        Py_complex c = PyComplex_AsCComplex(arg);
+        h = mix(mix(h, float_bits(c.real)), float_bits(c.imag) ^ 0x5bd1e995ULL);
     } else {
-        Py_INCREF(arg);
-        akey = arg;
+        Py_hash_t a = PyObject_Hash(arg);
+        if (a == -1) return -1;
+        h = mix(h, (uint64_t)a);
     }
-    PyObject *dt = PyLong_FromVoidPtr(dtype);
-    PyObject *key = PyTuple_New(4);
-    if (dt == NULL || key == NULL) {
-        Py_DECREF(akey);
-        Py_XDECREF(dt);
-        Py_XDECREF(key);
-        return NULL;
-    }
-    Py_INCREF(op);
-    Py_INCREF(src);
-    PyTuple_SET_ITEM(key, 0, op);
-    PyTuple_SET_ITEM(key, 1, dt);
-    PyTuple_SET_ITEM(key, 2, src);
-    PyTuple_SET_ITEM(key, 3, akey);
-    return key;
+    h ^= h >> 33;   /* (the low bits choose the slot: every bit of the key reaches them) */
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    Py_hash_t out = (Py_hash_t)(h & ((uint64_t)PY_SSIZE_T_MAX));
+    return out == -1 ? 1 : out;
 }
 
-/* The table's dict operations with the key's hash known (computed once per node, not at each of
- * its lookup, insertion and removal); the public calls where the private ones are gone. */
-#if PY_VERSION_HEX < 0x030D0000
-#define GET_KNOWN(k, h) _PyDict_GetItem_KnownHash(table, k, h)
-#define SET_KNOWN(k, v, h) _PyDict_SetItem_KnownHash(table, k, v, h)
-#define DEL_KNOWN(k, h) _PyDict_DelItem_KnownHash(table, k, h)
-#else
-#define GET_KNOWN(k, h) PyDict_GetItemWithError(table, k)
-#define SET_KNOWN(k, v, h) PyDict_SetItem(table, k, v)
-#define DEL_KNOWN(k, h) PyDict_DelItem(table, k)
-#endif
+/* Whether two args have one key (_arg_key's equality); -1 with an error. May run Python (an arg's
+ * __eq__). */
+static int same_arg(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    int fa = PyFloat_CheckExact(a), fb = PyFloat_CheckExact(b);
+    if (fa || fb) return fa && fb && float_bits(PyFloat_AS_DOUBLE(a)) == float_bits(PyFloat_AS_DOUBLE(b));
+    int ca = PyComplex_CheckExact(a), cb = PyComplex_CheckExact(b);
+    if (ca || cb) {
+        if (!(ca && cb)) return 0;
+        Py_complex x = PyComplex_AsCComplex(a), y = PyComplex_AsCComplex(b);
+        return float_bits(x.real) == float_bits(y.real) && float_bits(x.imag) == float_bits(y.imag);
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
 
-/* The live node of `key` (a new reference), NULL with no error if there is none. A node of no
+#define TOMB ((Node *)1)
+static Node **slots;            /* the table: NULL (never used), TOMB (a node left) or a node */
+static size_t capacity;         /* a power of two */
+static size_t live, filled;     /* slots holding nodes; holding nodes or tombs */
+
+/* Rebuild the table with room for `need` nodes, tombs dropped (so a table that held a large graph
+ * shrinks at the first rebuild after it went). Runs no Python. */
+static int rebuild(size_t need) {
+    size_t cap = 1024;
+    while (cap < 2 * need + 16) cap *= 2;
+    Node **fresh = PyMem_Calloc(cap, sizeof(Node *));
+    if (fresh == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < capacity; i++) {
+        Node *n = slots[i];
+        if (n == NULL || n == TOMB) continue;
+        size_t j = (size_t)n->hash & (cap - 1);
+        while (fresh[j] != NULL) j = (j + 1) & (cap - 1);
+        fresh[j] = n;
+    }
+    PyMem_Free(slots);
+    slots = fresh;
+    capacity = cap;
+    filled = live;
+    return 0;
+}
+
+/* The live node of the key (a new reference), NULL with no error if there is none. A node of no
  * references is not live: the trashcan (which defers freeing deep chains of objects) may still
- * hold it, in the table until it is freed; a new node of its key takes its entry. */
-static PyObject *lookup(PyObject *key, Py_hash_t hash) {
-    PyObject *addr = GET_KNOWN(key, hash);
-    if (addr == NULL) return NULL;
-    PyObject *node = (PyObject *)PyLong_AsVoidPtr(addr);
-    if (Py_REFCNT(node) == 0) return NULL;
-    Py_INCREF(node);
-    return node;
+ * hold it, in the table until it is freed, beside the new node of its key. The nodes that match
+ * but for the arg are held while their args are compared (an arg's __eq__ may run Python, which
+ * may build and free nodes and move the table). */
+static PyObject *lookup(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg, Py_hash_t hash) {
+    Py_ssize_t ns = PyTuple_GET_SIZE(src), found = 0, room = 4;
+    Node *stack_candidates[4], **candidates = stack_candidates;
+    for (size_t i = (size_t)hash & (capacity - 1); slots[i] != NULL; i = (i + 1) & (capacity - 1)) {
+        Node *n = slots[i];
+        if (n == TOMB || n->hash != hash || n->op != op || n->dtype != dtype || PyTuple_GET_SIZE(n->src) != ns ||
+            Py_REFCNT(n) == 0)
+            continue;
+        Py_ssize_t j = 0;
+        while (j < ns && PyTuple_GET_ITEM(n->src, j) == PyTuple_GET_ITEM(src, j)) j++;
+        if (j < ns) continue;
+        if (n->arg == arg) {   /* (the commonest: the same object) */
+            Py_INCREF(n);
+            for (Py_ssize_t k = 0; k < found; k++) Py_DECREF(candidates[k]);
+            if (candidates != stack_candidates) PyMem_Free(candidates);
+            return (PyObject *)n;
+        }
+        if (found == room) {
+            Node **more = PyMem_Malloc(2 * room * sizeof(Node *));
+            if (more == NULL) break;   /* (then the ones met so far) */
+            memcpy(more, candidates, found * sizeof(Node *));
+            if (candidates != stack_candidates) PyMem_Free(candidates);
+            candidates = more;
+            room *= 2;
+        }
+        Py_INCREF(n);
+        candidates[found++] = n;
+    }
+    PyObject *answer = NULL;
+    for (Py_ssize_t k = 0; k < found; k++) {
+        Node *n = candidates[k];
+        if (answer == NULL && !PyErr_Occurred()) {
+            int same = same_arg(n->arg, arg);
+            if (same == 1 && n->in_table) {
+                answer = (PyObject *)n;
+                continue;
+            }
+        }
+        Py_DECREF(n);
+    }
+    if (candidates != stack_candidates) PyMem_Free(candidates);
+    return answer;
 }
 
-/* Leave the table, if this node is the one there under its key. */
+/* Put node n (not in the table, its hash set) into it. */
+static int insert(Node *n) {
+    if (4 * (filled + 1) > 3 * capacity && rebuild(live + 1) < 0) return -1;
+    size_t i = (size_t)n->hash & (capacity - 1);
+    while (slots[i] != NULL && slots[i] != TOMB) i = (i + 1) & (capacity - 1);
+    if (slots[i] == NULL) filled++;
+    slots[i] = n;
+    live++;
+    n->in_table = 1;
+    return 0;
+}
+
+/* Leave the table. */
 static int forget(Node *self) {
-    PyObject *key = self->key;
-    if (key == NULL) return 0;
-    self->key = NULL;
-    int rc = 0;
-    PyObject *addr = GET_KNOWN(key, self->hash);
-    if (addr != NULL && PyLong_AsVoidPtr(addr) == (void *)self) rc = DEL_KNOWN(key, self->hash);
-    else if (addr == NULL && PyErr_Occurred()) rc = -1;
-    Py_DECREF(key);
-    return rc;
+    if (!self->in_table) return 0;
+    self->in_table = 0;
+    for (size_t i = (size_t)self->hash & (capacity - 1); slots[i] != NULL; i = (i + 1) & (capacity - 1))
+        if (slots[i] == self) {
+            slots[i] = TOMB;
+            live--;
+            return 0;
+        }
+    PyErr_SetString(PyExc_RuntimeError, "uop_native: a node missing from the table");   /* (cannot happen) */
+    return -1;
+}
+
+/* The live node (op, dtype, src, arg), a new reference, or NULL (with an error, or none). */
+static PyObject *find_node(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
+    Py_hash_t hash = key_hash(op, dtype, src, arg);
+    return hash == -1 ? NULL : lookup(op, dtype, src, arg, hash);
 }
 
 /* Whether x can hold no reference to a node: None, numbers, strings, the types of `atom_types`,
@@ -174,21 +279,14 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
             return NULL;
         }
     }
-    PyObject *key = make_key(op, dtype, src, arg);
-    if (key == NULL) {
-        Py_DECREF(src);
-        return NULL;
-    }
-    Py_hash_t hash = PyObject_Hash(key);
-    PyObject *found = hash == -1 ? NULL : lookup(key, hash);
+    Py_hash_t hash = key_hash(op, dtype, src, arg);
+    PyObject *found = hash == -1 ? NULL : lookup(op, dtype, src, arg, hash);
     if (found != NULL || PyErr_Occurred()) {
-        Py_DECREF(key);
         Py_DECREF(src);
         return found;
     }
     Node *self = (Node *)type->tp_alloc(type, 0);
     if (self == NULL) {
-        Py_DECREF(key);
         Py_DECREF(src);
         return NULL;
     }
@@ -199,25 +297,19 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     self->dtype = dtype;
     self->src = src;
     self->arg = arg;
-    PyObject *addr = PyLong_FromVoidPtr(self);
-    if (addr == NULL || SET_KNOWN(key, addr, hash) < 0) {
-        Py_XDECREF(addr);
-        Py_DECREF(key);
+    self->hash = hash;
+    if (insert(self) < 0) {
         Py_DECREF(self);
         return NULL;
     }
-    Py_DECREF(addr);
-    self->key = key;
-    self->hash = hash;
     /* A node is in no reference cycle unless its arg or a cache leads back to it: sources are older
      * nodes, and the caches hold shapes, bounds, other nodes' views and weak references. So the
      * cycle collector need not follow it (a loop's graph is thousands of nodes, and each full
      * collection walked them all), except where the arg may hold anything (a BUFFER's Buffer, a
      * call's function) and for RANGE, whose cached ranges include itself. */
-    if (op != op_range && holds_no_node(arg, 0)) {   /* (its key and sources too: CPython keeps a */
-        PyObject_GC_UnTrack(self);                    /* tuple of nodes tracked, however untracked they are) */
+    if (op != op_range && holds_no_node(arg, 0)) {   /* (its sources too: CPython keeps a tuple of */
+        PyObject_GC_UnTrack(self);                    /* nodes tracked, however untracked they are) */
         if (PyObject_GC_IsTracked(src)) PyObject_GC_UnTrack(src);
-        if (PyObject_GC_IsTracked(key)) PyObject_GC_UnTrack(key);
     }
     return (PyObject *)self;
 }
@@ -233,7 +325,6 @@ static int node_traverse(Node *self, visitproc visit, void *arg) {
     Py_VISIT(self->view);
     Py_VISIT(self->grad);
     Py_VISIT(self->holder);
-    Py_VISIT(self->key);
     return 0;
 }
 
@@ -248,6 +339,7 @@ static void clear_fields(Node *self) {
     Py_CLEAR(self->view);
     Py_CLEAR(self->grad);
     Py_CLEAR(self->holder);
+    Py_CLEAR(self->akey);
 }
 
 static int node_clear(Node *self) {   /* the cycle collector: out of the table first */
@@ -517,7 +609,8 @@ static int emit(Walk *w, Node *n, int scalar) {
             return -1;
     } else {
         long long op_atom, arg_atom;
-        if (fixed_atom(n->op, &op_atom) < 0 || atom(PyTuple_GET_ITEM(n->key, 3), &arg_atom) < 0) return -1;
+        if (n->akey == NULL && (n->akey = arg_key_of(n->arg)) == NULL) return -1;
+        if (fixed_atom(n->op, &op_atom) < 0 || atom(n->akey, &arg_atom) < 0) return -1;
         Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
         if (put(w, op_atom) < 0 || put(w, dtype) < 0 || put(w, arg_atom) < 0 || put(w, ns) < 0) return -1;
         for (Py_ssize_t i = 0; i < ns; i++) {
@@ -591,7 +684,7 @@ static int walk_from(Walk *w, Node *root, int check_views) {
                 sp--;
                 continue;
             }
-            if (n->key == NULL) {
+            if (!n->in_table) {
                 PyErr_SetString(PyExc_RuntimeError, "walk: a node that left the table");
                 goto error;
             }
@@ -808,11 +901,7 @@ static PyObject *setup(PyObject *module, PyObject *args) {
 static PyObject *node_exists(PyObject *module, PyObject *args) {
     PyObject *op, *dtype, *src, *arg;
     if (!PyArg_ParseTuple(args, "OOO!O:node_exists", &op, &dtype, &PyTuple_Type, &src, &arg)) return NULL;
-    PyObject *key = make_key(op, dtype, src, arg);
-    if (key == NULL) return NULL;
-    Py_hash_t hash = PyObject_Hash(key);
-    PyObject *found = hash == -1 ? NULL : lookup(key, hash);
-    Py_DECREF(key);
+    PyObject *found = find_node(op, dtype, src, arg);
     if (found == NULL && PyErr_Occurred()) return NULL;
     Py_XDECREF(found);
     return PyBool_FromLong(found != NULL);
@@ -837,12 +926,12 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "uop_native", NUL
 
 PyMODINIT_FUNC PyInit_uop_native(void) {
     if (PyType_Ready(&NodeType) < 0) return NULL;
-    table = PyDict_New();
+    if (rebuild(0) < 0) return NULL;
     str_size = PyUnicode_InternFromString("size");
     str_device = PyUnicode_InternFromString("device");
     str_name = PyUnicode_InternFromString("name");
     str_uop = PyUnicode_InternFromString("_uop");
-    if (table == NULL || str_size == NULL || str_device == NULL || str_name == NULL || str_uop == NULL) return NULL;
+    if (str_size == NULL || str_device == NULL || str_name == NULL || str_uop == NULL) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
     Py_INCREF(&NodeType);
