@@ -403,10 +403,7 @@ static PyObject *record_binary(PyObject *module, PyObject *const *args, Py_ssize
 /* The node (op, dtype, src, arg) with its shape `shape` set where it has none; steals src. */
 static PyObject *shaped_node(PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg, PyObject *shape) {
     if (src == NULL) return NULL;
-    PyObject *node_args = PyTuple_Pack(4, op, dtype, src, arg);
-    Py_DECREF(src);
-    PyObject *n = node_args ? node_new(rec.uop_type, node_args, NULL) : NULL;
-    Py_XDECREF(node_args);
+    PyObject *n = make_node(rec.uop_type, op, dtype, src, arg);   /* (takes src) */
     if (n == NULL) return NULL;
     Node *node = (Node *)n;
     if ((node->shape == NULL || node->shape == Py_None) &&

@@ -251,6 +251,8 @@ static int holds_no_node(PyObject *x, int depth) {
     return 0;
 }
 
+static PyObject *make_node(PyTypeObject *type, PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg);
+
 static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"op", "dtype", "src", "arg", NULL};
     PyObject *op, *dtype, *src = NULL, *arg = Py_None;
@@ -279,6 +281,12 @@ static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
             return NULL;
         }
     }
+    return make_node(type, op, dtype, src, arg);
+}
+
+/* The node (op, dtype, src, arg) of class `type`: the live one of that key, else a new one. Takes
+ * the reference to src, a tuple of nodes (the callers in C build it so). */
+static PyObject *make_node(PyTypeObject *type, PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg) {
     Py_hash_t hash = key_hash(op, dtype, src, arg);
     PyObject *found = hash == -1 ? NULL : lookup(op, dtype, src, arg, hash);
     if (found != NULL || PyErr_Occurred()) {
