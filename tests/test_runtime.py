@@ -147,3 +147,48 @@ def test_the_pool_kept_from_while_the_collector_frees_buffers():
         gc.callbacks.remove(free_one)
     assert len(freed) < 39   # (collections ran during the walk)
     assert all(kept.storage.ctypes.data != address for entries in dev._pool.values() for _, address in entries)
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+def test_a_dying_buffer_gives_its_memory_back_to_the_pool_unless_viewed(in_c, monkeypatch):
+    """A buffer that dies owning memory gives it back to its device's pool (in C where the node
+    table's module is built: `device.release_storage`; else Buffer.release), and the next buffer of
+    its size takes it; memory a NumPy array still views, and memory past the pool's limit, is not
+    kept; a buffer that lent its memory (it owns it no more) gives nothing back."""
+    from lazyarr import dtypes
+    from lazyarr.runtime import device
+    from lazyarr.runtime.device import Buffer
+    if not in_c:
+        monkeypatch.setattr(device, "release_storage", Buffer.release)
+    dev = get_device("cpu")
+    size = 12347   # (a size no other test allocates)
+
+    def made() -> Buffer:
+        b = Buffer(dev, size, dtypes.float32)
+        b.ensure_allocated()
+        return b
+
+    def pooled() -> list[int]:
+        return [a for _, a in dev._pool.get(4 * size, [])]
+    b = made()
+    address, before = b.storage.ctypes.data, dev._pooled_bytes
+    del b
+    assert pooled()[-1:] == [address] and dev._pooled_bytes == before + 4 * size
+    c = made()
+    assert c.storage.ctypes.data == address and address not in pooled()   # (taken back out: a stack)
+    view = c.numpy()   # a NumPy view of the memory outlives the buffer
+    del c
+    assert address not in pooled() and view.ctypes.data == address
+    b, other = made(), Buffer(dev, size, dtypes.float32)
+    other.take_storage(b)
+    address = other.storage.ctypes.data
+    del b   # (it owns nothing now)
+    assert address not in pooled()
+    del other
+    assert pooled()[-1:] == [address]
+    made()   # (takes it again)
+    monkeypatch.setattr(dev, "_pool_limit", 0)   # (a full pool)
+    b = made()
+    address = b.storage.ctypes.data
+    del b
+    assert all(a != address for entries in dev._pool.values() for _, a in entries)

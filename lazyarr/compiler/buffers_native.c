@@ -10,24 +10,136 @@
  * prepared.py keeps the same pass in Python: the reference, and the path without this module. */
 
 static struct {
-    PyObject *storage, *owns, *base, *real, *addr, *dtype, *release, *pool, *pooled_bytes;
+    PyObject *storage, *owns, *base, *real, *addr, *dtype, *release, *pool, *pooled_bytes, *size, *device, *itemsize;
+    PyObject *pool_limit;
     PyObject *real_view;   /* runtime.device.RealView: a complex buffer's view is never given back */
+    PyObject *buffer;      /* runtime.device.Buffer: release_buffer's own class (a subclass: its method) */
+    PyObject *array_address;   /* cpu_program.array_address */
 } buf;
 
 static PyObject *setup_buffers(PyObject *module, PyObject *args) {
-    PyObject *real_view;
-    if (!PyArg_ParseTuple(args, "O!:setup_buffers", &PyType_Type, &real_view)) return NULL;
+    PyObject *real_view, *buffer = NULL, *array_address = NULL;
+    if (!PyArg_ParseTuple(args, "O!|O!O:setup_buffers", &PyType_Type, &real_view, &PyType_Type, &buffer, &array_address))
+        return NULL;
     if (buf.storage == NULL) {
         const char *names[] = {"storage", "owns", "base", "_real", "_addr", "dtype", "release", "_pool",
-                               "_pooled_bytes"};
+                               "_pooled_bytes", "size", "device", "itemsize", "_pool_limit"};
         PyObject **slots[] = {&buf.storage, &buf.owns, &buf.base, &buf.real, &buf.addr, &buf.dtype, &buf.release,
-                              &buf.pool, &buf.pooled_bytes};
-        for (int i = 0; i < 9; i++)
+                              &buf.pool, &buf.pooled_bytes, &buf.size, &buf.device, &buf.itemsize, &buf.pool_limit};
+        for (int i = 0; i < 13; i++)
             if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL) return NULL;
     }
     Py_INCREF(real_view);
     Py_XSETREF(buf.real_view, real_view);
+    Py_XINCREF(buffer);
+    Py_XSETREF(buf.buffer, buffer);
+    Py_XINCREF(array_address);
+    Py_XSETREF(buf.array_address, array_address);
     Py_RETURN_NONE;
+}
+
+/* An int attribute of x into *out. */
+static int attr_long(PyObject *x, PyObject *name, long long *out) {
+    PyObject *v = PyObject_GetAttr(x, name);
+    if (v == NULL) return -1;
+    *out = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* A buffer's bytes (size · dtype.itemsize). */
+static int buffer_nbytes(PyObject *b, long long *out) {
+    long long size, itemsize;
+    PyObject *dtype = PyObject_GetAttr(b, buf.dtype);
+    if (dtype == NULL || attr_long(b, buf.size, &size) < 0 || attr_long(dtype, buf.itemsize, &itemsize) < 0) {
+        Py_XDECREF(dtype);
+        return -1;
+    }
+    Py_DECREF(dtype);
+    *out = size * itemsize;
+    return 0;
+}
+
+/* CPUDevice.free(storage, nbytes, address): the memory kept in the device's pool for the next
+ * allocation of its size, unless something else still views it (an array numpy() handed out) or
+ * the pool is full. `pool`: the device's. */
+static int free_into_pool(PyObject *device, PyObject *pool, PyObject *b, PyObject *storage, long long nbytes) {
+    if (nbytes == 0 || !PyDict_CheckExact(pool)) return 0;
+    PyObject *raw = PyObject_GetAttr(storage, buf.base);
+    if (raw == NULL) return -1;
+    int viewed = raw == Py_None || Py_REFCNT(raw) > 2;   /* (its view's reference and this one) */
+    Py_DECREF(raw);
+    long long pooled, limit;
+    if (viewed) return 0;
+    if (attr_long(device, buf.pooled_bytes, &pooled) < 0 || attr_long(device, buf.pool_limit, &limit) < 0) return -1;
+    if (pooled + nbytes > limit) return 0;
+    PyObject *cached = PyObject_GetAttr(b, buf.addr), *addr;
+    if (cached == NULL) return -1;
+    if (PyTuple_CheckExact(cached) && PyTuple_GET_SIZE(cached) == 2 && PyTuple_GET_ITEM(cached, 0) == storage) {
+        addr = Py_NewRef(PyTuple_GET_ITEM(cached, 1));
+    } else {
+        addr = PyObject_CallOneArg(buf.array_address, storage);
+    }
+    Py_DECREF(cached);
+    PyObject *key = addr ? PyLong_FromLongLong(nbytes) : NULL;
+    PyObject *list = key ? PyDict_GetItemWithError(pool, key) : NULL;   /* borrowed */
+    int rc = -1;
+    if (key != NULL && list == NULL && !PyErr_Occurred()) {
+        list = PyList_New(0);
+        if (list != NULL && PyDict_SetItem(pool, key, list) == 0) Py_DECREF(list);   /* (the pool holds it) */
+        else Py_CLEAR(list);
+    }
+    PyObject *entry = list ? PyTuple_Pack(2, storage, addr) : NULL;
+    PyObject *total = entry ? PyLong_FromLongLong(pooled + nbytes) : NULL;
+    if (total != NULL && PyList_Append(list, entry) == 0) rc = PyObject_SetAttr(device, buf.pooled_bytes, total);
+    Py_XDECREF(total);
+    Py_XDECREF(entry);
+    Py_XDECREF(key);
+    Py_XDECREF(addr);
+    return rc;
+}
+
+/* b.release(): a buffer of the CPU device gives the storage it owns back to the pool here; any
+ * other (another device's, a subclass's) by its method. */
+static int release_buffer(PyObject *b) {
+    if (buf.buffer == NULL || Py_TYPE(b) != (PyTypeObject *)buf.buffer) {
+        PyObject *done = PyObject_CallMethodNoArgs(b, buf.release);
+        Py_XDECREF(done);
+        return done == NULL ? -1 : 0;
+    }
+    PyObject *owns = PyObject_GetAttr(b, buf.owns);
+    int yes = owns == NULL ? -1 : PyObject_IsTrue(owns);
+    Py_XDECREF(owns);
+    if (yes <= 0) return yes;
+    PyObject *storage = PyObject_GetAttr(b, buf.storage);
+    if (storage == NULL) return -1;
+    if (storage == Py_None) {
+        Py_DECREF(storage);
+        return 0;
+    }
+    PyObject *device = PyObject_GetAttr(b, buf.device);
+    PyObject *pool = device ? PyObject_GetAttr(device, buf.pool) : NULL;
+    int rc = 0;
+    if (pool == NULL && device != NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {   /* (not the CPU's) */
+        PyErr_Clear();
+        PyObject *done = PyObject_CallMethodNoArgs(b, buf.release);
+        rc = done == NULL ? -1 : 0;
+        Py_XDECREF(done);
+    } else {
+        long long nbytes;
+        rc = pool == NULL || buffer_nbytes(b, &nbytes) < 0 ? -1 : free_into_pool(device, pool, b, storage, nbytes);
+        if (rc == 0)
+            rc = PyObject_SetAttr(b, buf.storage, Py_None) == 0 && PyObject_SetAttr(b, buf.addr, Py_None) == 0 &&
+                 PyObject_SetAttr(b, buf.owns, Py_False) == 0 ? 0 : -1;
+    }
+    Py_XDECREF(pool);
+    Py_XDECREF(device);
+    Py_DECREF(storage);
+    return rc;
+}
+
+static PyObject *release_buffer_py(PyObject *module, PyObject *b) {
+    return release_buffer(b) < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 /* Whether attribute `name` of b is None (1), not (0), or an error (-1). */
@@ -151,25 +263,60 @@ static int give_back_if_unread(PyObject *b, int check_owner, PyObject *readable_
         Py_XDECREF(answer);
     }
     if (r != 0) return r < 0 ? -1 : 0;
-    PyObject *done = PyObject_CallMethodNoArgs(b, buf.release);
-    Py_XDECREF(done);
-    return done == NULL ? -1 : 0;
+    return release_buffer(b);
 }
 
-/* buffer_pass(buffers, read, steps, values, device, address, allocate, lend, readable[, threads, scalars]): the pass of
- * PreparedLaunches.run over this run's buffers (inputs, then new ones), the buffers' addresses
- * written to words[1 + i] of the values array at address `values`. `read`: the inputs the kernels
- * read; each step (one a kernel): ((output, argument) pairs that may lend, (new buffer, its bytes,
- * its NumPy dtype) given memory, inputs used last, new buffers used last that are no outputs).
- * address(b), allocate(b) (CPUDevice.allocate_owned), lendable(argument, output, readable) and
- * readable(b) are Python's, for what this does not do itself. `threads` (optional): word 0; `scalars`
- * (optional, a list): the words after the buffers' where all are floats, and the answer says so. */
+/* executor.lendable(k, o, readable) (k past its last use may hand its storage to output o: memory
+ * of its own, of o's size and device, that no graph reads), then o.take_storage(k) where it may. */
+static int lend_if_able(PyObject *k, PyObject *o, PyObject *readable_fn) {
+    PyObject *kdev = NULL, *odev = NULL;
+    long long kbytes, obytes;
+    PyObject *owns = PyObject_GetAttr(k, buf.owns);
+    int yes = owns == NULL ? -1 : PyObject_IsTrue(owns);
+    Py_XDECREF(owns);
+    if (yes <= 0) return yes;
+    int none;
+    if ((none = attr_is_none(k, buf.storage)) != 0) return none < 0 ? -1 : 0;
+    if ((none = attr_is_none(k, buf.base)) != 1) return none < 0 ? -1 : 0;
+    if (buffer_nbytes(k, &kbytes) < 0 || buffer_nbytes(o, &obytes) < 0) return -1;
+    if (kbytes != obytes) return 0;
+    kdev = PyObject_GetAttr(k, buf.device);
+    odev = kdev ? PyObject_GetAttr(o, buf.device) : NULL;
+    int same = odev != NULL && kdev == odev;
+    Py_XDECREF(kdev);
+    Py_XDECREF(odev);
+    if (!same) return odev == NULL ? -1 : 0;
+    int r = readable(k);
+    if (r == 2) {   /* (Python's answer) */
+        PyObject *answer = PyObject_CallOneArg(readable_fn, k);
+        r = answer == NULL ? -1 : PyObject_IsTrue(answer);
+        Py_XDECREF(answer);
+    }
+    if (r != 0) return r < 0 ? -1 : 0;
+    /* o.take_storage(k): the storage, its cached address and its ownership move to o */
+    PyObject *storage = PyObject_GetAttr(k, buf.storage);
+    PyObject *addr = storage ? PyObject_GetAttr(k, buf.addr) : NULL;
+    int rc = addr != NULL && PyObject_SetAttr(o, buf.storage, storage) == 0 && PyObject_SetAttr(o, buf.addr, addr) == 0 &&
+             PyObject_SetAttr(o, buf.owns, Py_True) == 0 && PyObject_SetAttr(k, buf.owns, Py_False) == 0 ? 0 : -1;
+    Py_XDECREF(storage);
+    Py_XDECREF(addr);
+    return rc;
+}
+
+/* buffer_pass(buffers, read, steps, values, device, address, allocate, readable[, threads, scalars]): the
+ * pass of PreparedLaunches.run over this run's buffers (inputs, then new ones), the buffers'
+ * addresses written to words[1 + i] of the values array at address `values`. `read`: the inputs the
+ * kernels read; each step (one a kernel): ((output, argument) pairs that may lend, (new buffer, its
+ * bytes, its NumPy dtype) given memory, inputs used last, new buffers used last that are no
+ * outputs). address(b), allocate(b) (CPUDevice.allocate_owned) and readable(b) are Python's, for
+ * what this does not do itself. `threads` (optional): word 0; `scalars` (optional, a list): the
+ * words after the buffers' where all are floats, and the answer says so. */
 static PyObject *buffer_pass(PyObject *module, PyObject *args) {
-    PyObject *buffers, *read, *steps, *values, *device, *address_fn, *allocate_fn, *lend_fn, *readable_fn;
+    PyObject *buffers, *read, *steps, *values, *device, *address_fn, *allocate_fn, *readable_fn;
     PyObject *scalars = NULL;
     Py_ssize_t threads = -1;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOOOOO|nO!:buffer_pass", &PyList_Type, &buffers, &PyTuple_Type, &read,
-                          &PyTuple_Type, &steps, &values, &device, &address_fn, &allocate_fn, &lend_fn, &readable_fn,
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOOO|nO!:buffer_pass", &PyList_Type, &buffers, &PyTuple_Type, &read,
+                          &PyTuple_Type, &steps, &values, &device, &address_fn, &allocate_fn, &readable_fn,
                           &threads, &PyList_Type, &scalars))
         return NULL;
     if (buf.storage == NULL || op_buffer == NULL) {
@@ -209,17 +356,7 @@ static PyObject *buffer_pass(PyObject *module, PyObject *args) {
             if (o == NULL || k == NULL) goto bad_index;
             int none = attr_is_none(o, buf.storage);
             if (none < 0) return NULL;
-            if (none) {   /* (if lendable(k, o, readable): o.take_storage(k)) */
-                PyObject *r = PyObject_CallFunctionObjArgs(lend_fn, k, o, readable_fn, NULL);
-                int yes = r == NULL ? -1 : PyObject_IsTrue(r);
-                Py_XDECREF(r);
-                if (yes < 0) return NULL;
-                if (yes) {
-                    r = PyObject_CallMethod(o, "take_storage", "O", k);
-                    if (r == NULL) return NULL;
-                    Py_DECREF(r);
-                }
-            }
+            if (none && lend_if_able(k, o, readable_fn) < 0) return NULL;   /* (if lendable(k, o): o.take_storage(k)) */
         }
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(fresh); j++) {
             PyObject *f = PyTuple_GET_ITEM(fresh, j);
@@ -269,9 +406,12 @@ bad_index:
 }
 
 static PyMethodDef buffer_methods[] = {
-    {"setup_buffers", setup_buffers, METH_VARARGS, "setup_buffers(RealView): what buffer_pass needs from Python."},
+    {"setup_buffers", setup_buffers, METH_VARARGS, "setup_buffers(RealView[, Buffer, array_address]): what buffer_pass and release_buffer need from "
+     "Python."},
+    {"release_buffer", release_buffer_py, METH_O,
+     "release_buffer(b): b.release(), a CPU buffer's storage given back to its device's pool here."},
     {"buffer_pass", buffer_pass, METH_VARARGS,
-     "buffer_pass(buffers, read, steps, values, device, address, allocate, lendable, readable[, threads, scalars]): "
+     "buffer_pass(buffers, read, steps, values, device, address, allocate, readable[, threads, scalars]): "
      "the buffer pass of prepared launches (runtime.prepared); True where it wrote the scalars (all floats)."},
     {NULL},
 };

@@ -58,6 +58,7 @@ class CPUDevice(Device):
         self._fast_renderer = FastCRenderer()   # the first tier's C, for a compiler that inlines nothing
         self._pool: dict[int, list[tuple[np.ndarray, int]]] = {}   # bytes → (memory, its address)
         self._pooled_bytes = 0
+        self._pool_limit = POOL_BYTES   # the most bytes the pool keeps
 
     @property
     def renderer(self) -> CRenderer:
@@ -97,7 +98,7 @@ class CPUDevice(Device):
         """Keep the memory for the next allocation of its size (fresh memory costs page faults),
         unless something else still views it (an array numpy() handed out) or the pool is full."""
         raw = storage.base
-        if nbytes == 0 or raw is None or sys.getrefcount(raw) > 3 or self._pooled_bytes + nbytes > POOL_BYTES:
+        if nbytes == 0 or raw is None or sys.getrefcount(raw) > 3 or self._pooled_bytes + nbytes > self._pool_limit:
             return
         self._pool.setdefault(nbytes, []).append((storage, array_address(storage) if address is None else address))
         self._pooled_bytes += nbytes

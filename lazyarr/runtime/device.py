@@ -14,7 +14,7 @@ real types only, read and write complex values through it (`lazyarr.compiler.com
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -117,7 +117,7 @@ class Buffer:
     def __del__(self) -> None:
         if self.owns and self.storage is not None:   # (most buffers that die own nothing any more)
             try:
-                self.release()
+                release_storage(self)
             except Exception:   # interpreter shutdown: modules are already gone
                 pass
 
@@ -166,6 +166,11 @@ class Buffer:
         self.ensure_allocated()
         self.device.copyin(self.storage, np.ascontiguousarray(data, dtype=self.dtype.np).reshape(-1))
         return self
+
+
+# how a dying buffer gives its storage back: Buffer.release, or the same in C where the node
+# table's module is built (`lazyarr.runtime.prepared` installs it: a loop frees buffers every step)
+release_storage: Callable[[Buffer], None] = Buffer.release
 
 
 class RealView(Buffer):

@@ -28,7 +28,8 @@ from array import array
 from typing import Any, Callable
 
 from lazyarr.compiler.uop import _native
-from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, scalar_words, threads_now
+from lazyarr.runtime import device
+from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, array_address, scalar_words, threads_now
 from lazyarr.runtime.device import Buffer, RealView
 from lazyarr.runtime import executor
 from lazyarr.runtime.executor import dead, lendable, optimise_if_hot
@@ -38,7 +39,8 @@ from lazyarr.runtime.launch_plan import CallList, Slot, THREADS, _entry, is_c_la
 _WORDS = _ffi.typeof("uintptr_t[]")
 _buffer_pass = getattr(_native, "buffer_pass", None)
 if _buffer_pass is not None:
-    _native.setup_buffers(RealView)
+    _native.setup_buffers(RealView, Buffer, array_address)
+    device.release_storage = _native.release_buffer   # (a dying buffer's storage back to the pool in C)
 
 
 class PreparedLaunches:
@@ -161,7 +163,7 @@ class PreparedLaunches:
                 self._lay_out()
         if _buffer_pass is not None and self.device is not None:
             if _buffer_pass(buffers, self.read, self.steps, self.values_address, self.device, address,
-                            self.device.allocate_owned, lendable, readable, threads_now(), scalars):
+                            self.device.allocate_owned, readable, threads_now(), scalars):
                 scalars = None   # (written: all floats)
         else:
             self._pass(buffers, readable)
