@@ -42,10 +42,12 @@ from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
 def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     """The tensor node reading `buf` as an array of `shape`."""
     b = UOp(Ops.BUFFER, buf.dtype, (), buf)
+    if b._shape is None:   # (known without asking the ops' rules: a buffer's is its size, a reshape's its argument)
+        b._shape = (buf.size,)
     if shape == (buf.size,):
         return b
     view = UOp(Ops.RESHAPE, buf.dtype, (b,), shape)
-    if view._shape is None:   # (a reshape's shape is its argument: known without asking its rule)
+    if view._shape is None:
         view._shape = shape
     return view
 
