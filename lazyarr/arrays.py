@@ -394,7 +394,8 @@ def mark_broadcast_view(x: Array) -> None:
 def is_broadcast_view(x: Array) -> bool:
     """Whether x is an array that broadcast_to or broadcast_arrays returned, or a basic-index view
     of one (read-only, as in NumPy). Arrays computed from it and its copies are not."""
-    return _broadcast_views.get(id(x)) is x
+    ref = _broadcast_views.data.get(id(x))   # (the weak references themselves: WeakValueDictionary.get is Python)
+    return ref is not None and ref() is x
 
 
 def check_writable(x: Array, what: str = "assignment destination") -> None:
