@@ -249,6 +249,17 @@ static int owns_alone(PyObject *b) {
     return buf.real_view == NULL || !PyObject_TypeCheck(b, (PyTypeObject *)buf.real_view);
 }
 
+/* Whether a graph reads buffer b: readable(b), or Python's readable_fn(b) where C cannot tell. */
+static int read_by_a_graph(PyObject *b, PyObject *readable_fn) {
+    int r = readable(b);
+    if (r == 2) {
+        PyObject *answer = PyObject_CallOneArg(readable_fn, b);
+        r = answer == NULL ? -1 : PyObject_IsTrue(answer);
+        Py_XDECREF(answer);
+    }
+    return r;
+}
+
 /* Give b's memory back (b.release()) where no graph reads it: `check_owner` for an input (whose
  * memory may be shared or lent), else a new buffer of the structure's, which owns its memory. */
 static int give_back_if_unread(PyObject *b, int check_owner, PyObject *readable_fn) {
@@ -256,12 +267,7 @@ static int give_back_if_unread(PyObject *b, int check_owner, PyObject *readable_
         int alone = owns_alone(b);
         if (alone <= 0) return alone;
     }
-    int r = readable(b);
-    if (r == 2) {   /* (Python's answer) */
-        PyObject *answer = PyObject_CallOneArg(readable_fn, b);
-        r = answer == NULL ? -1 : PyObject_IsTrue(answer);
-        Py_XDECREF(answer);
-    }
+    int r = read_by_a_graph(b, readable_fn);
     if (r != 0) return r < 0 ? -1 : 0;
     return release_buffer(b);
 }
@@ -286,12 +292,7 @@ static int lend_if_able(PyObject *k, PyObject *o, PyObject *readable_fn) {
     Py_XDECREF(kdev);
     Py_XDECREF(odev);
     if (!same) return odev == NULL ? -1 : 0;
-    int r = readable(k);
-    if (r == 2) {   /* (Python's answer) */
-        PyObject *answer = PyObject_CallOneArg(readable_fn, k);
-        r = answer == NULL ? -1 : PyObject_IsTrue(answer);
-        Py_XDECREF(answer);
-    }
+    int r = read_by_a_graph(k, readable_fn);
     if (r != 0) return r < 0 ? -1 : 0;
     /* o.take_storage(k): the storage, its cached address and its ownership move to o */
     PyObject *storage = PyObject_GetAttr(k, buf.storage);
