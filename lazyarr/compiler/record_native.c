@@ -541,7 +541,7 @@ static PyObject *record_unary(PyObject *module, PyObject *const *args, Py_ssize_
     return n ? make_array(n, device) : NULL;
 }
 
-/* record_reduce(x, op, axis, keepdims): see the top of this file. */
+/* record_reduce(x, op, axis, keepdims[, as_array]): see the top of this file. */
 static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4 && nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "record_reduce takes 4 or 5 arguments");
@@ -552,7 +552,7 @@ static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize
     if (keepdims < 0 || as_array < 0) return NULL;
     PyObject *u, *device;
     Py_UCS4 kind;
-    int usable = operand(x, as_array, &u, &device, &kind);   /* (a node: the caller makes the array) */
+    int usable = operand(x, as_array, &u, &device, &kind);   /* (a node alone: the caller makes the array) */
     if (usable < 0) return NULL;
     if (!usable || kind != 'f') Py_RETURN_NOTIMPLEMENTED;
     PyObject *dtype = ((Node *)u)->dtype;
