@@ -88,6 +88,20 @@ def test_the_table_interns_through_growth_shrinking_and_args_whose_equality_runs
 
 
 @needs_native
+def test_a_buffers_view_built_in_c_is_the_python_one():
+    """schedule.buffer_view's nodes, built in C (record_native.c: record_buffer_view): the same
+    interned nodes as UOp() builds, their shapes set; a shape that is not a tuple is refused."""
+    buf = Buffer(get_device("cpu"), 12, f32)
+    flat = UOp(Ops.BUFFER, f32, (), buf)
+    for shape, want in (((12,), flat), ((3, 4), UOp(Ops.RESHAPE, f32, (flat,), (3, 4))),
+                        ((2, 1, 6), UOp(Ops.RESHAPE, f32, (flat,), (2, 1, 6)))):
+        got = native.record_buffer_view(buf, shape)
+        assert got is want and got._shape == shape and flat._shape == (12,)
+    with pytest.raises(TypeError):
+        native.record_buffer_view(buf, [3, 4])
+
+
+@needs_native
 def test_caches_are_writable_and_fields_are_not():
     # (a constant no other test makes, and its shape put back: nodes are interned, and a node kept
     # alive elsewhere, such as by record_native.c's recent constants, would keep a wrong shape)

@@ -41,7 +41,7 @@ static struct {
     PyObject *check_fits;      /* dtypes.check_scalar_fits */
     PyTypeObject *uop_type;    /* uop.UOp */
     PyObject *reshape, *expand, *mul, *reduce, *add, *shrink, *pad, *where;   /* Ops.RESHAPE, ..., PAD, WHERE */
-    PyObject *str_made, *str_disabled, *str_kind, *str_itemsize;
+    PyObject *str_made, *str_disabled, *str_kind, *str_itemsize, *str_dtype;
 } rec;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
@@ -81,7 +81,9 @@ static PyObject *setup_record(PyObject *module, PyObject *args) {
         rec.str_disabled = PyUnicode_InternFromString("disabled");
         rec.str_kind = PyUnicode_InternFromString("kind");
         rec.str_itemsize = PyUnicode_InternFromString("itemsize");
-        if (rec.str_made == NULL || rec.str_disabled == NULL || rec.str_kind == NULL || rec.str_itemsize == NULL)
+        rec.str_dtype = PyUnicode_InternFromString("dtype");
+        if (rec.str_made == NULL || rec.str_disabled == NULL || rec.str_kind == NULL || rec.str_itemsize == NULL ||
+            rec.str_dtype == NULL)
             return NULL;
     }
     PyObject *keep[] = {array, grad_mode, consts, const_fn, check_fits, uop_type};
@@ -632,6 +634,29 @@ static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize
     return out && as_array ? make_array(out, device) : out;
 }
 
+/* record_buffer_view(buf, shape): schedule.buffer_view's node (buf's BUFFER node, reshaped to
+ * `shape` unless that is its own), each node's shape set; NotImplemented before setup_record. */
+static PyObject *record_buffer_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "record_buffer_view takes a buffer and a shape (a tuple)");
+        return NULL;
+    }
+    if (rec.uop_type == NULL || op_buffer == NULL) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *b = args[0], *shape = args[1];
+    PyObject *dtype = PyObject_GetAttr(b, rec.str_dtype), *size = dtype ? PyObject_GetAttr(b, str_size) : NULL;
+    PyObject *flat = size ? PyTuple_Pack(1, size) : NULL;
+    PyObject *n = flat ? shaped_node(op_buffer, dtype, PyTuple_New(0), b, flat) : NULL;
+    int same = n ? PyObject_RichCompareBool(shape, flat, Py_EQ) : -1;
+    PyObject *out = NULL;
+    if (same == 1) out = Py_NewRef(n);
+    else if (same == 0) out = shaped_node(rec.reshape, dtype, PyTuple_Pack(1, n), shape, shape);
+    Py_XDECREF(n);
+    Py_XDECREF(flat);
+    Py_XDECREF(size);
+    Py_XDECREF(dtype);
+    return out;
+}
+
 /* record_index(x, i): see the top of this file. */
 static PyObject *record_index(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
@@ -762,6 +787,8 @@ static PyMethodDef record_methods[] = {
      "record_unary(x, op, kinds) -> the array of op(x), or NotImplemented."},
     {"record_reduce", (PyCFunction)(void (*)(void))record_reduce, METH_FASTCALL,
      "record_reduce(x, op, axis, keepdims[, as_array]) -> the node (or array) of the reduction, or NotImplemented."},
+    {"record_buffer_view", (PyCFunction)(void (*)(void))record_buffer_view, METH_FASTCALL,
+     "record_buffer_view(buf, shape) -> the node reading buf as an array of shape (schedule.buffer_view)."},
     {"record_index", (PyCFunction)(void (*)(void))record_index, METH_FASTCALL,
      "record_index(x, i) -> the array of x[i] for a Python int i, or NotImplemented."},
     {NULL},

@@ -41,6 +41,8 @@ from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
 
 def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     """The tensor node reading `buf` as an array of `shape`."""
+    if _record_view is not None and type(shape) is tuple and (view := _record_view(buf, shape)) is not NotImplemented:
+        return view   # (the nodes below, built in C: every cached realization makes a view or two)
     b = UOp(Ops.BUFFER, buf.dtype, (), buf)
     if b._shape is None:   # (known without asking the ops' rules: a buffer's is its size, a reshape's its argument)
         b._shape = (buf.size,)
@@ -50,6 +52,9 @@ def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     if view._shape is None:
         view._shape = shape
     return view
+
+
+_record_view = getattr(_native, "record_buffer_view", None)
 
 
 def is_buffer_view(u: UOp) -> bool:
