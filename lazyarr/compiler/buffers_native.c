@@ -4,10 +4,13 @@
  * buffer: ~40 us of Python a training step of twenty-odd buffers paid every step.
  *
  * It knows buffers by their attributes (storage, owns, base, _real, _addr: runtime.device.Buffer's)
- * and the CPU device's pool by its two (_pool: bytes -> [(memory, address)], _pooled_bytes), and asks
- * the node table whether a buffer's BUFFER node is alive, as realize.buffer_readable does; anything
- * else (a buffer's own allocation, lending, giving memory back) is the Python callables' it is handed.
- * prepared.py keeps the same pass in Python: the reference, and the path without this module. */
+ * and the CPU device's pool by its three (_pool: bytes -> [(memory, address)], _pooled_bytes,
+ * _pool_limit), and asks the node table whether a buffer's BUFFER node is alive, as
+ * realize.buffer_readable does. It lends storage and gives it back to the pool itself
+ * (release_buffer is also what a dying Buffer calls: runtime.device.release_storage); anything else
+ * (a buffer's own allocation, another device's release, an address not cached) is the Python
+ * callables' it is handed. prepared.py keeps the same pass in Python: the reference, and the path
+ * without this module. */
 
 static struct {
     PyObject *storage, *owns, *base, *real, *addr, *dtype, *release, *pool, *pooled_bytes, *size, *device, *itemsize;
@@ -60,6 +63,17 @@ static int buffer_nbytes(PyObject *b, long long *out) {
     return 0;
 }
 
+/* The address b caches for `storage` (b._addr is (storage, address)): a new reference, or NULL
+ * (with an error, or none cached). */
+static PyObject *cached_address(PyObject *b, PyObject *storage) {
+    PyObject *cached = PyObject_GetAttr(b, buf.addr), *a = NULL;
+    if (cached != NULL && PyTuple_CheckExact(cached) && PyTuple_GET_SIZE(cached) == 2 &&
+        PyTuple_GET_ITEM(cached, 0) == storage)
+        a = Py_NewRef(PyTuple_GET_ITEM(cached, 1));
+    Py_XDECREF(cached);
+    return a;
+}
+
 /* CPUDevice.free(storage, nbytes, address): the memory kept in the device's pool for the next
  * allocation of its size, unless something else still views it (an array numpy() handed out) or
  * the pool is full. `pool`: the device's. */
@@ -73,14 +87,8 @@ static int free_into_pool(PyObject *device, PyObject *pool, PyObject *b, PyObjec
     if (viewed) return 0;
     if (attr_long(device, buf.pooled_bytes, &pooled) < 0 || attr_long(device, buf.pool_limit, &limit) < 0) return -1;
     if (pooled + nbytes > limit) return 0;
-    PyObject *cached = PyObject_GetAttr(b, buf.addr), *addr;
-    if (cached == NULL) return -1;
-    if (PyTuple_CheckExact(cached) && PyTuple_GET_SIZE(cached) == 2 && PyTuple_GET_ITEM(cached, 0) == storage) {
-        addr = Py_NewRef(PyTuple_GET_ITEM(cached, 1));
-    } else {
-        addr = PyObject_CallOneArg(buf.array_address, storage);
-    }
-    Py_DECREF(cached);
+    PyObject *addr = cached_address(b, storage);
+    if (addr == NULL && !PyErr_Occurred()) addr = PyObject_CallOneArg(buf.array_address, storage);
     PyObject *key = addr ? PyLong_FromLongLong(nbytes) : NULL;
     PyObject *list = key ? PyDict_GetItemWithError(pool, key) : NULL;   /* borrowed */
     int rc = -1;
@@ -171,17 +179,9 @@ static int readable(PyObject *b) {
  * else address_fn(b)'s. */
 static int address_of(PyObject *b, PyObject *address_fn, uintptr_t *out) {
     PyObject *storage = PyObject_GetAttr(b, buf.storage);
-    PyObject *cached = storage ? PyObject_GetAttr(b, buf.addr) : NULL;
-    PyObject *a = NULL;
-    if (cached != NULL && PyTuple_CheckExact(cached) && PyTuple_GET_SIZE(cached) == 2 &&
-        PyTuple_GET_ITEM(cached, 0) == storage) {
-        a = PyTuple_GET_ITEM(cached, 1);
-        Py_INCREF(a);
-    } else if (cached != NULL) {
-        a = PyObject_CallOneArg(address_fn, b);
-    }
+    PyObject *a = storage ? cached_address(b, storage) : NULL;
+    if (storage != NULL && a == NULL && !PyErr_Occurred()) a = PyObject_CallOneArg(address_fn, b);
     Py_XDECREF(storage);
-    Py_XDECREF(cached);
     if (a == NULL) return -1;
     *out = (uintptr_t)PyLong_AsUnsignedLongLong(a);
     Py_DECREF(a);
@@ -235,8 +235,8 @@ static int take_pooled(PyObject *device, PyObject *b, PyObject *nbytes, PyObject
     return rc < 0 ? -1 : 1;
 }
 
-/* executor.dead(b, readable) without the last test (1: b owns memory no other buffer shares) */
-static int owns_alone(PyObject *b) {
+/* Whether b owns storage of its own (owns, has storage, wraps no memory it was given): 1, 0, -1. */
+static int owns_storage(PyObject *b) {
     PyObject *owns = PyObject_GetAttr(b, buf.owns);
     if (owns == NULL) return -1;
     int yes = PyObject_IsTrue(owns);
@@ -245,6 +245,13 @@ static int owns_alone(PyObject *b) {
     int none;
     if ((none = attr_is_none(b, buf.storage)) != 0) return none < 0 ? -1 : 0;
     if ((none = attr_is_none(b, buf.base)) != 1) return none < 0 ? -1 : 0;
+    return 1;
+}
+
+/* executor.dead(b, readable) without the last test (1: b owns memory no other buffer shares) */
+static int owns_alone(PyObject *b) {
+    int own = owns_storage(b), none;
+    if (own <= 0) return own;
     if ((none = attr_is_none(b, buf.real)) != 1) return none < 0 ? -1 : 0;
     return buf.real_view == NULL || !PyObject_TypeCheck(b, (PyTypeObject *)buf.real_view);
 }
@@ -277,13 +284,8 @@ static int give_back_if_unread(PyObject *b, int check_owner, PyObject *readable_
 static int lend_if_able(PyObject *k, PyObject *o, PyObject *readable_fn) {
     PyObject *kdev = NULL, *odev = NULL;
     long long kbytes, obytes;
-    PyObject *owns = PyObject_GetAttr(k, buf.owns);
-    int yes = owns == NULL ? -1 : PyObject_IsTrue(owns);
-    Py_XDECREF(owns);
-    if (yes <= 0) return yes;
-    int none;
-    if ((none = attr_is_none(k, buf.storage)) != 0) return none < 0 ? -1 : 0;
-    if ((none = attr_is_none(k, buf.base)) != 1) return none < 0 ? -1 : 0;
+    int own = owns_storage(k);
+    if (own <= 0) return own;
     if (buffer_nbytes(k, &kbytes) < 0 || buffer_nbytes(o, &obytes) < 0) return -1;
     if (kbytes != obytes) return 0;
     kdev = PyObject_GetAttr(k, buf.device);
