@@ -175,7 +175,12 @@ static PyObject *lookup(PyObject *op, PyObject *dtype, PyObject *src, PyObject *
         }
         if (found == room) {
             Node **more = PyMem_Malloc(2 * room * sizeof(Node *));
-            if (more == NULL) break;   /* (then the ones met so far) */
+            if (more == NULL) {   /* (not "none found": a second node of the key would follow) */
+                for (Py_ssize_t k = 0; k < found; k++) Py_DECREF(candidates[k]);
+                if (candidates != stack_candidates) PyMem_Free(candidates);
+                PyErr_NoMemory();
+                return NULL;
+            }
             memcpy(more, candidates, found * sizeof(Node *));
             if (candidates != stack_candidates) PyMem_Free(candidates);
             candidates = more;
