@@ -41,17 +41,18 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     sa, sb = a._uop.shape, b._uop.shape   # (read once: a loop records a few products every iteration)
     if not sa or not sb:
         raise ValueError("matmul: both operands must have at least one dimension (use * for scalars)")
-    ua = reshape_uop(a._uop, (1, sa[0])) if len(sa) == 1 else a._uop   # (a vector as a row, or a column)
-    ub = reshape_uop(b._uop, (sb[0], 1)) if len(sb) == 1 else b._uop
-    ta, tb = ua.shape, ub.shape
+    ta = (1, sa[0]) if len(sa) == 1 else sa   # (a vector as a row, or a column)
+    tb = (sb[0], 1) if len(sb) == 1 else sb
     (n, k), (k2, m) = ta[-2:], tb[-2:]
     if k != k2:
         raise ValueError(f"matmul: shapes {sa} and {sb} are not aligned: {k} (last axis of x1) != "
                          f"{k2} ({'first' if len(sb) == 1 else 'second-to-last'} axis of x2)")
     batch = () if len(ta) == len(tb) == 2 else broadcast_shapes(ta[:-2], tb[:-2])
     full = batch + (n, k, m)
-    pa = expand_uop(reshape_uop(cast_uop(ua, d), ta[:-2] + (n, k, 1)), full)
-    pb = expand_uop(reshape_uop(cast_uop(ub, d), tb[:-2] + (1, k, m)), full)
+    # (a vector goes straight to its 3-d shape, and the sum straight to the result's: one reshape,
+    # not two, of values no array holds; a loop of matrix-vector products records ~25% fewer nodes)
+    pa = expand_uop(reshape_uop(cast_uop(a._uop, d), ta[:-2] + (n, k, 1)), full)
+    pb = expand_uop(reshape_uop(cast_uop(b._uop, d), tb[:-2] + (1, k, m)), full)
     prod = UOp(Ops.AND if d.is_bool else Ops.MUL, d, (pa, pb))
     op, shape = Ops.MAX if d.is_bool else Ops.ADD, batch + ((n,) if len(sa) > 1 else ()) + ((m,) if len(sb) > 1 else ())
     if k == 0:   # empty sums: zeros (False for bool, whose OR-reduction reduce has no identity for), as NumPy's
@@ -64,7 +65,6 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         out = UOp(Ops.REDUCE_AXIS, d, (prod,), (op, (len(full) - 2,)))
         if out._shape is None:
             out._shape = batch + (n, 1, m)
-        out = reshape_uop(out, batch + (n, m))
     return wrap(reshape_uop(out, shape), a.device)
 
 

@@ -165,6 +165,28 @@ def test_matmul_in_c_records_what_the_python_path_records(dtype, other_dtype, ho
     assert (linear_algebra._record(x, y) is not NotImplemented) == real
 
 
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("shapes", [((5, 4), (4,)), ((4,), (4, 3)), ((4,), (4,)), ((5, 4), (4, 3))])
+def test_a_product_reshapes_each_operand_and_its_sum_once(native, shapes):
+    # a vector straight to its 3-d shape, the sum straight to the result's: a loop of matrix-vector
+    # products records (and walks, and frees) no reshape of a reshape
+    from lazyarr import linear_algebra
+    from lazyarr.compiler.stages import graph_nodes
+    x, y = _made("computed", xp.float64, shapes[0]), _made("computed", xp.float64, shapes[1])
+    saved = linear_algebra._record
+    if not native:
+        linear_algebra._record = None
+    try:
+        out = x @ y
+    finally:
+        linear_algebra._record = saved
+    operands = set(graph_nodes([x.uop, y.uop]))
+    reshapes = [u for u in graph_nodes([out.uop]) if u not in operands and u.op is Ops.RESHAPE]
+    assert len(reshapes) == 3 and all(u.src[0] in operands or u.src[0].op is Ops.REDUCE_AXIS for u in reshapes)
+    assert out.uop.op is Ops.RESHAPE and out.uop.src[0].op is Ops.REDUCE_AXIS
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(x) @ np.asarray(y))
+
+
 @needs_native
 def test_matmul_in_c_keeps_gradients():
     w = xp.asarray(np.arange(6.0).reshape(3, 2) / 10).requires_grad_()
