@@ -188,6 +188,19 @@ def test_a_value_read_twice_through_a_reduction_is_computed_once_per_iteration()
     assert sum(it.source.count("for (") for it in items) <= 12 * 12
 
 
+@pytest.mark.parametrize("name", ["least_squares", "power_iteration", "jacobi", "mlp"])
+def test_what_one_reduction_alone_reads_is_never_an_anchor(name):
+    # a matrix-vector product's products, as large as the matrix: stored, they would be written by
+    # one kernel and read once by the next (power iteration: three kernels an iteration, not one)
+    from lazyarr.compiler.stages import graph_nodes, summed_once
+    from lazyarr.compiler.uop import Ops
+    out = WORKLOADS[name](xp, data_for(name), 100)
+    anchors = [a for a, _, _ in stage_anchors([out.uop], out.device)]
+    summed = summed_once(graph_nodes([out.uop]))
+    assert anchors and summed and not [a for a in anchors if a in summed]
+    assert not [a for a in anchors if a.op is Ops.MUL and len(a.shape) == 3 and a.shape[-2] > 1]   # (products)
+
+
 def test_a_chain_far_past_the_stage_bound_realizes():
     x = xp.asarray(np.arange(8, dtype=np.float64))
     expected = np.arange(8, dtype=np.float64)

@@ -18,7 +18,8 @@ comes for `MAX_LEVELS` levels of computation along a path, the value there is on
 values that can be stored as they are become anchors: not movement ops or markers (their sources
 are), not values a reduction reads that are broadcast beyond the inputs they are computed from (a
 matmul's product before its sum; a row written into an array, `where(iota == i, row, old)`, is an
-array of its own), not values computed from positions and constants alone in at most
+array of its own), nor what one reduction alone reads directly (`summed_once`: a matrix-vector
+product's products, as large as the matrix), not values computed from positions and constants alone in at most
 `POSITIONAL_NODES` operations (`iota == i`: index arithmetic costs less than a load), not calls or
 values of no elements. An anchor is realized on the device of the storage it reads (a BUFFER's, or a
 COPY's target), else on the outputs' device; a value whose device is in doubt (it reads only values
@@ -84,7 +85,7 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
     # it reads, None if none is known; whether it reads values realized elsewhere, of no storage known)
     info: dict[UOp, tuple] = {}
     anchors: list[tuple[UOp, Any, int]] = []
-    reduced = reduction_inputs(order)
+    reduced, summed = reduction_inputs(order), summed_once(order)
     # computed from positions and constants alone, in at most POSITIONAL_NODES operations (counting
     # shared ones again): recomputed where read, never stored. node -> its operations (0: not one)
     positional: dict[UOp, int] = {}
@@ -128,8 +129,8 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
             natural = min(size, natural)
         step = op not in _NOT_VALUES
         level += step
-        if step and u.dtype.itemsize and 0 < size and (size <= natural or u not in reduced) and u not in skip \
-                and not doubt and not positional[u] and (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
+        if step and u.dtype.itemsize and 0 < size and (size <= natural or u not in reduced) and u not in summed \
+                and u not in skip and not doubt and not positional[u] and (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
             anchors.append((u, dev or device, finger[-1]))
             level, dev = 0, dev or device
         info[u] = (finger, level, natural, dev, doubt)
@@ -213,6 +214,21 @@ def reduction_inputs(order: list[UOp]) -> set[UOp]:
         if u._view is None and (u.op is Ops.REDUCE_AXIS or u in reduced and u.op in _PASS_TO_REDUCTION):
             reduced.update(u.src)
     return reduced
+
+
+def summed_once(order: list[UOp]) -> set[UOp]:
+    """The nodes of `order` that one reduction alone reads, directly (a matmul's product, `sum(x * y)`'s
+    product): stored, such a value would be written by one kernel and read once by the next; inside
+    the reduction's kernel it costs the same work and no memory. (A source read twice counts twice.)"""
+    readers: dict[UOp, int] = {}
+    summed = set()
+    for u in order:
+        if u._view is None:
+            for s in u.src:
+                readers[s] = readers.get(s, 0) + 1
+            if u.op is Ops.REDUCE_AXIS:
+                summed.update(u.src)
+    return {s for s in summed if readers[s] == 1}
 
 
 def stable_hash(x: Any) -> int:

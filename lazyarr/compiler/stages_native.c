@@ -185,6 +185,8 @@ typedef struct {
     PyObject *dev;   /* borrowed: a device the order's nodes (or the caller) keep alive */
     int level, doubt;
     int reduced;     /* a reduction reads it through elementwise and movement ops (stages.reduction_inputs) */
+    int readers;     /* how many of the graph's nodes read it (a source twice: twice) */
+    int summed;      /* a reduction reads it directly */
     int positional;  /* computed from positions and constants alone: in this many operations (0: not) */
 } Info;
 
@@ -300,7 +302,8 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     else if (n->op == st.op_shrink && size < natural) natural = size;
     int step = !not_value;
     level += step;
-    if (step && itemsize && 0 < size && (size <= natural || !me->reduced) && !doubt && !positional &&
+    if (step && itemsize && 0 < size && (size <= natural || !me->reduced) && !(me->summed && me->readers == 1) &&
+        !doubt && !positional &&
         (me->finger[depth] % st.every == 0 || level >= st.max_levels)) {
         int root = PySet_Contains(skip, (PyObject *)n);
         if (root < 0) return -1;
@@ -394,11 +397,16 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
         goto done;
     }
     Py_ssize_t i;
-    for (i = 0; i < count; i++) info[i].reduced = 0;
-    for (i = count - 1; i >= 0; i--) {   /* stages.reduction_inputs */
+    for (i = 0; i < count; i++) info[i].reduced = info[i].readers = info[i].summed = 0;
+    for (i = count - 1; i >= 0; i--) {   /* stages.reduction_inputs, stages.summed_once */
         Node *n = (Node *)PyList_GET_ITEM(order, i);
         if ((n->view != NULL && n->view != Py_None) || PyTuple_GET_SIZE(n->src) == 0) continue;
         int passes = n->op == st.op_reduce;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(n->src); j++) {
+            Info *s = &info[((Node *)PyTuple_GET_ITEM(n->src, j))->position];
+            s->readers++;
+            s->summed |= passes;
+        }
         if (!passes && info[i].reduced && (passes = PySet_Contains(st.pass_to_reduction, n->op)) < 0) break;
         for (Py_ssize_t j = 0; passes && j < PyTuple_GET_SIZE(n->src); j++)
             info[((Node *)PyTuple_GET_ITEM(n->src, j))->position].reduced = 1;
