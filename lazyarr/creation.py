@@ -249,6 +249,9 @@ def _as_number(x: Any, name: str) -> Any:
 @_grad_option
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Array:
     """Evenly spaced values in [start, stop) with spacing `step`."""
+    if type(start) is int and stop is None and step == 1 and type(step) is int and dtype is None and \
+            0 <= start <= MAX_SIZE:   # arange(n), the commonest (a loop's `arange(k)[None, :]`)
+        return wrap(cast_uop(shaped(iota(start), (start,)), dtypes.default_int), _device(device))
     start, step = _as_number(start, "start"), _as_number(step, "step")
     if stop is None:
         start, stop = 0, start

@@ -513,10 +513,16 @@ def logaddexp(x1: Any, x2: Any, /) -> Array:
 
 
 def maximum(x1: Any, x2: Any, /) -> Array:
+    if _record is not None and type(x1) is Array.made and (out := _record(x1, x2, Ops.MAX, False, True, None)) \
+            is not NotImplemented:
+        return out   # (fast_operator's operands, recorded in C)
     return _binary("maximum", x1, x2, _op(Ops.MAX))
 
 
 def minimum(x1: Any, x2: Any, /) -> Array:
+    if _record is not None and type(x1) is Array.made and (out := _record(x1, x2, Ops.MIN, False, True, None)) \
+            is not NotImplemented:
+        return out
     return _binary("minimum", x1, x2, _op(Ops.MIN))
 
 

@@ -29,36 +29,37 @@ from lazyarr.elementwise import not_equal, where as _where3
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, lower_bound, normalize_axis,
                            reshape_uop, shaped, shrink_uop, sorts_before)
 from lazyarr.manipulation import reshape, stack
-from lazyarr.statistics import _scan, reduce
+from lazyarr.statistics import _reduce_uop, _scan, reduce
 from lazyarr.arrays import Array, realize, wrap
 from lazyarr.creation import as_tensor
 
 
 def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -> Array:
-    x = as_tensor(x)
+    x = x if type(x) is Array.made else as_tensor(x)
     if x.dtype.is_complex:
         raise TypeError(f"{name}: complex numbers have no order (take abs(), real() or imag() first)")
     flat = reshape(x, (-1,)) if axis is None else x
-    ax = 0 if axis is None else normalize_axis(axis, x.ndim)
-    n = flat.shape[ax]
-    if n == 0:
-        raise ValueError(f"{name}: attempt to get {name} of an empty sequence (axis {ax} has length 0)")
     u = flat.uop
     full = u.shape   # (every node below built valid, its shape set: no shape rule to run)
-    best = expand_uop(reduce(flat, op, ax, keepdims=True).uop, full)
+    ax = 0 if axis is None else normalize_axis(axis, len(full))
+    n = full[ax]
+    if n == 0:
+        raise ValueError(f"{name}: attempt to get {name} of an empty sequence (axis {ax} has length 0)")
+    kept = full[:ax] + (1,) + full[ax + 1:]
+    best = expand_uop(_reduce_uop(flat, op, ax, True, None), full)
     hit = shaped(UOp(Ops.CMPEQ, dtypes.bool_, (u, best)), full)
-    if x.dtype.is_float:   # where the extreme is NaN (a NaN in the slice), the NaNs are the hits
+    if u.dtype.is_float:   # where the extreme is NaN (a NaN in the slice), the NaNs are the hits
         hit = shaped(UOp(Ops.WHERE, dtypes.bool_, (shaped(UOp(Ops.CMPNE, dtypes.bool_, (best, best)), full),
                                                     shaped(UOp(Ops.CMPNE, dtypes.bool_, (u, u)), full), hit)), full)
-    along = tuple(n if a == ax else 1 for a in range(len(full)))
-    position = expand_uop(reshape_uop(shaped(UOp(Ops.IOTA, dtypes.index, (), n), (n,)), along), full)
+    position = shaped(UOp(Ops.IOTA, dtypes.index, (), n), (n,))
+    if len(full) > 1:
+        position = expand_uop(reshape_uop(position, (1,) * ax + (n,) + (1,) * (len(full) - ax - 1)), full)
     candidates = shaped(UOp(Ops.WHERE, dtypes.index, (hit, position, const(n, dtypes.index, full))), full)
-    first = shaped(UOp(Ops.REDUCE_AXIS, dtypes.index, (candidates,), (Ops.MIN, (ax,))),
-                   tuple(1 if a == ax else s for a, s in enumerate(full)))
+    first = shaped(UOp(Ops.REDUCE_AXIS, dtypes.index, (candidates,), (Ops.MIN, (ax,))), kept)
     if axis is None:
         shape = (1,) * x.ndim if keepdims else ()
     else:
-        shape = first.shape if keepdims else tuple(s for a, s in enumerate(first.shape) if a != ax)
+        shape = kept if keepdims else full[:ax] + full[ax + 1:]
     return wrap(cast_uop(reshape_uop(first, shape), dtypes.default_int), x.device)
 
 

@@ -229,6 +229,42 @@ def test_comparisons_and_powers_in_c_record_what_the_python_path_records(name, d
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+@needs_native
+@given(name=st.sampled_from(["maximum", "minimum"]), dtype=st.sampled_from(DTYPES), scalar_first=st.booleans(),
+       how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
+       other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "other dtype"])))
+def test_maximum_and_minimum_in_c_record_what_the_python_path_records(name, dtype, scalar_first, how, shape, other):
+    x = _made(how, dtype, shape)
+    if other == "same":
+        y = _made("computed", dtype, shape)
+    elif other == "row":
+        y = _made("asarray", dtype, shape[-1:] if shape else (1,))
+    elif other == "other dtype":
+        y = _made("asarray", xp.float64 if dtype != xp.float64 else xp.float32, shape)
+    else:
+        y = other
+    op = Ops.MAX if name == "maximum" else Ops.MIN
+    a, b = (y, x) if scalar_first else (x, y)
+    got = _outcome(getattr(xp, name), a, b)
+    want = _outcome(lambda p, q: ew._binary(name, p, q, ew._op(op)), a, b)   # (the general path)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    assert got.uop is want.uop and got.dtype == want.dtype and got.device is want.device
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_arange_of_a_count_records_what_the_general_path_records():
+    from lazyarr import creation
+    for n in (0, 1, 4, 1000):
+        fast, general = xp.arange(n), creation.arange(0, n, 1)
+        assert fast.uop is general.uop and fast.dtype == general.dtype == xp.int64 and fast.device is general.device
+        np.testing.assert_array_equal(np.asarray(fast), np.arange(n))
+    for bad in (-3, 2.5, True):   # (these go the general way: NumPy's answers and errors)
+        np.testing.assert_array_equal(np.asarray(xp.arange(bad)), np.arange(bad))
+    assert xp.arange(3, dtype=xp.float32).dtype == xp.float32 and xp.arange(3, requires_grad=False).shape == (3,)
+
+
 UNARY = {"negative": ew.negative, "abs": ew.abs, "sin": ew.sin, "exp": ew.exp, "sqrt": ew.sqrt, "tanh": ew.tanh,
          "log1p": ew.log1p, "-x": operator.neg, "abs(x)": operator.abs}
 

@@ -13,6 +13,7 @@ from lazyarr.runtime.device import Device, canonical_name
 from lazyarr.runtime.opencl import INSTALL_HINT, OpenCLDevice, opencl_devices
 
 _devices: dict[str, Device] = {}
+_named: dict[str, Device] = {}   # any name given -> its device (get_device(None) every creation call)
 
 
 def get_device(name: Any = None) -> Device:
@@ -22,6 +23,9 @@ def get_device(name: Any = None) -> Device:
         return name
     if name is None:
         name = settings.default_device
+    known = _named.get(name) if type(name) is str else None
+    if known is not None:
+        return known
     if not isinstance(name, str):
         raise TypeError(f"device must be a Device or a string, got {type(name).__name__}")
     key = canonical_name(name)
@@ -34,6 +38,7 @@ def get_device(name: Any = None) -> Device:
             _devices[key] = OpenCLDevice(int(key[7:]))
         else:
             raise ValueError(f"unknown device {name!r}; available devices: {', '.join(available_devices())}")
+    _named[name] = _devices[key]
     return _devices[key]
 
 
