@@ -251,15 +251,16 @@ class Patch:
 kernels = []
 watch_launches(Patch(), lambda items: kernels.extend(
     executor._program_key(it) for it in items if type(it) is ScheduleItem))
-distinct = {}
-for n, start in ((60, [1.0, 0.0, 0.5]), (120, [0.5, 1.0, 2.0])):
+distinct, compiled = {}, {}
+for n, start in ((60, [1.0, 0.0, 0.5]), (120, [0.5, 1.0, 2.0]), (240, [1.0, 2.0, 0.5])):
     kernels.clear()
+    programs = len(executor._programs)
     np.testing.assert_array_equal(np.asarray(trajectory(xp, n, start)), trajectory(np, n, start))
-    distinct[n] = len(set(kernels))
+    distinct[n], compiled[n] = len(set(kernels)), len(executor._programs) - programs
 programs = len(executor._programs)
 other = [0.25, -1.0, 3.0]
 np.testing.assert_array_equal(np.asarray(trajectory(xp, 60, other)), trajectory(np, 60, other))
-print(json.dumps({"distinct": distinct, "new_programs": len(executor._programs) - programs}))
+print(json.dumps({"distinct": distinct, "compiled": compiled, "new_programs": len(executor._programs) - programs}))
 """
 
 
@@ -273,7 +274,10 @@ def test_writing_row_i_in_a_loop_compiles_once():
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     distinct = {int(k): v for k, v in found["distinct"].items()}
-    # a few kernels, as many for either length (a row written at a pad by i made kernels per row; the
-    # stages store the trajectory every few rows: kernels for the states, for runs of rows, for the last)
-    assert distinct[60] == distinct[120] <= 10, distinct
+    compiled = {int(k): v for k, v in found["compiled"].items()}
+    # a few kernels whatever the length (a row written at a pad by i made kernels per row; the stages
+    # store the states, and the trajectory every few rows: kernels for the states, for runs of rows,
+    # for the last rows), and a new length compiles only its last rows' kernels
+    assert max(distinct.values()) <= 10, distinct
+    assert compiled[120] <= 3 and compiled[240] <= 3, compiled
     assert found["new_programs"] == 0   # new values, the same length: nothing compiles

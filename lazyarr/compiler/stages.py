@@ -7,16 +7,25 @@ values. So a graph of more than `settings.stage_nodes` nodes (not counting what 
 already) is cut at anchors, values that are realized first, in dependency order, each reading the
 buffers of the anchors before it; then the graph itself is realized, reading theirs.
 
-Anchors are chosen by content, so that the same node of every iteration of a loop is one: a value
-whose structure down to `FINGERPRINT_DEPTH` levels (ops, dtypes, arguments and shapes, not which
-buffers it reads nor the values of the constants that are kernel arguments) hashes to 0 modulo
-`ANCHOR_EVERY`, a hash that is the same in every process (`stable_hash`: Python's own hashes of
-strings, enums and None are not), so a program is cut into the same kernels in every run and a
-warm kernel cache serves them all. Each iteration's piece of the graph then has
-the same structure, and the schedule cache serves every piece after the first. Where no anchor
-comes for `MAX_LEVELS` levels of computation along a path, the value there is one anyway. Only
-values that can be stored as they are become anchors: not movement ops or markers (their sources
-are), not values a reduction reads that are broadcast beyond the inputs they are computed from (a
+Anchors are chosen by structure, so that the same node of every iteration of a loop is one: a
+value that several values read, one of them through a movement op or a reduction (`read_apart`: a
+loop's state, read by the next iteration and by a product; a stencil's array, read shifted), which
+fused would be computed again by each; and where no anchor comes for `MAX_LEVELS` levels of
+computation along a path, the value there. (Values read elementwise alone fuse: a kernel computes
+them once for all their readers.) The choice depends on the graph's structure only, so a program is
+cut into the same kernels in every run and a warm kernel cache serves them all; each iteration's
+piece of the graph has the same structure, and the schedule cache serves every piece after the
+first. (Anchors chosen by a hash of their structure instead, one in eight, cut a loop by lottery:
+a loop body whose update hashed right was one more kernel every iteration, and a stencil whose
+state did not was computed again by each shifted read: 1M points, 100 steps, 0.95 s, now 0.1 s.)
+Each anchor's structure down to
+`FINGERPRINT_DEPTH` levels (ops, dtypes, arguments and shapes, not which buffers it reads nor the
+values of the constants that are kernel arguments) is its fingerprint, the same in every process
+(`stable_hash`: Python's own hashes of strings, enums and None are not), by which `segment_ends`
+finds where the body repeats.
+
+Only values that can be stored as they are become anchors: not movement ops or markers (their
+sources are), not values a reduction reads that are broadcast beyond the inputs they are computed from (a
 matmul's product before its sum; a row written into an array, `where(iota == i, row, old)`, is an
 array of its own), nor what one reduction alone reads directly (`summed_once`: a matrix-vector
 product's products, as large as the matrix), not values computed from positions and constants alone in at most
@@ -41,7 +50,6 @@ from typing import Any
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _native, liftable
 
 FINGERPRINT_DEPTH = 3
-ANCHOR_EVERY = 8
 MAX_LEVELS = 24
 
 _NOT_VALUES = GroupOp.Movement | {Ops.NOOP, Ops.DETACH, Ops.CALL, Ops.CONTIGUOUS, Ops.COPY}
@@ -85,7 +93,7 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
     # it reads, None if none is known; whether it reads values realized elsewhere, of no storage known)
     info: dict[UOp, tuple] = {}
     anchors: list[tuple[UOp, Any, int]] = []
-    reduced, summed = reduction_inputs(order), summed_once(order)
+    reduced, summed, apart = reduction_inputs(order), summed_once(order), read_apart(order)
     # computed from positions and constants alone, in at most POSITIONAL_NODES operations (counting
     # shared ones again): recomputed where read, never stored. node -> its operations (0: not one)
     positional: dict[UOp, int] = {}
@@ -130,7 +138,7 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
         step = op not in _NOT_VALUES
         level += step
         if step and u.dtype.itemsize and 0 < size and (size <= natural or u not in reduced) and u not in summed \
-                and u not in skip and not doubt and not positional[u] and (finger[-1] % ANCHOR_EVERY == 0 or level >= MAX_LEVELS):
+                and u not in skip and not doubt and not positional[u] and (level >= MAX_LEVELS or u in apart):
             anchors.append((u, dev or device, finger[-1]))
             level, dev = 0, dev or device
         info[u] = (finger, level, natural, dev, doubt)
@@ -231,6 +239,25 @@ def summed_once(order: list[UOp]) -> set[UOp]:
     return {s for s in summed if readers[s] == 1}
 
 
+def read_apart(order: list[UOp]) -> set[UOp]:
+    """The nodes of `order` that several values read (through movement ops), one of them a movement
+    op or a reduction: fused into its readers, each would compute it again at its own positions (a
+    loop's state, read by the next iteration and by a product; a stencil's array, read shifted).
+    Values read elementwise alone fuse without computing anything twice: one kernel computes them
+    once for all their readers."""
+    shared: dict[UOp, int] = {}
+    moved: set[UOp] = set()
+    for u in reversed(order):   # (readers before what they read)
+        if u._view is None:
+            movement = u.op in GroupOp.Movement
+            weight = shared.get(u, 0) if movement else 1
+            if movement or u.op is Ops.REDUCE_AXIS:
+                moved.update(u.src)
+            for s in dict.fromkeys(u.src):
+                shared[s] = shared.get(s, 0) + weight
+    return {u for u in moved if shared[u] >= 2}
+
+
 def stable_hash(x: Any) -> int:
     """A hash of x that is the same in every process (Python's hashes of strings, enums and None
     change from run to run), so that a graph is cut at the same anchors, into the same kernels,
@@ -270,4 +297,4 @@ def _storage_device(view: UOp | None) -> Any:
 if _native is not None:
     _native.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
                          _PASS_TO_REDUCTION, frozenset(_POSITIONS), POSITIONAL_NODES, Ops.CALL, Ops.COPY, Ops.NOOP,
-                         Ops.SHRINK, Ops.REDUCE_AXIS, FINGERPRINT_DEPTH, ANCHOR_EVERY, MAX_LEVELS)
+                         Ops.SHRINK, Ops.REDUCE_AXIS, FINGERPRINT_DEPTH, MAX_LEVELS)

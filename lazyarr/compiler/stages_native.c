@@ -11,7 +11,7 @@ static struct {
     PyObject *stable_hash, *storage_device;   /* stages.stable_hash, stages._storage_device */
     PyObject *not_values, *movement, *own_size, *pass_to_reduction, *positions;   /* frozensets of Ops */
     PyObject *op_call, *op_copy, *op_noop, *op_shrink, *op_reduce, *op_values;   /* op_values: Ops -> .value */
-    int depth, every, max_levels, positional_nodes;
+    int depth, max_levels, positional_nodes;
     struct { PyObject *dtype, *hash; long itemsize; } dtypes[64];
     int n_dtypes;
     PyObject *spare_hash;
@@ -20,12 +20,12 @@ static struct {
 static PyObject *setup_stages(PyObject *module, PyObject *args) {
     PyObject *stable_hash, *storage_device, *not_values, *movement, *own_size, *pass_to_reduction, *positions,
              *call, *copy, *noop, *shrink, *reduce;
-    if (!PyArg_ParseTuple(args, "OOOOOOOiOOOOOiii:setup_stages", &stable_hash, &storage_device, &not_values,
+    if (!PyArg_ParseTuple(args, "OOOOOOOiOOOOOii:setup_stages", &stable_hash, &storage_device, &not_values,
                           &movement, &own_size, &pass_to_reduction, &positions, &st.positional_nodes, &call, &copy,
-                          &noop, &shrink, &reduce, &st.depth, &st.every, &st.max_levels))
+                          &noop, &shrink, &reduce, &st.depth, &st.max_levels))
         return NULL;
-    if (st.depth < 0 || st.depth >= MAX_DEPTH || st.every <= 0) {
-        PyErr_SetString(PyExc_ValueError, "setup_stages: a fingerprint depth of 0..7 and a positive period");
+    if (st.depth < 0 || st.depth >= MAX_DEPTH) {
+        PyErr_SetString(PyExc_ValueError, "setup_stages: a fingerprint depth of 0..7");
         return NULL;
     }
     PyObject *objs[] = {stable_hash, storage_device, not_values, movement, own_size, pass_to_reduction, positions,
@@ -187,6 +187,8 @@ typedef struct {
     int reduced;     /* a reduction reads it through elementwise and movement ops (stages.reduction_inputs) */
     int readers;     /* how many of the graph's nodes read it (a source twice: twice) */
     int summed;      /* a reduction reads it directly */
+    int shared;      /* the values that read it, through movement ops (stages.read_apart) */
+    int moved;       /* a movement op or a reduction reads it */
     int positional;  /* computed from positions and constants alone: in this many operations (0: not) */
 } Info;
 
@@ -304,7 +306,7 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     level += step;
     if (step && itemsize && 0 < size && (size <= natural || !me->reduced) && !(me->summed && me->readers == 1) &&
         !doubt && !positional &&
-        (me->finger[depth] % st.every == 0 || level >= st.max_levels)) {
+        (level >= st.max_levels || (me->shared >= 2 && me->moved))) {
         int root = PySet_Contains(skip, (PyObject *)n);
         if (root < 0) return -1;
         if (!root) {
@@ -397,15 +399,22 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
         goto done;
     }
     Py_ssize_t i;
-    for (i = 0; i < count; i++) info[i].reduced = info[i].readers = info[i].summed = 0;
-    for (i = count - 1; i >= 0; i--) {   /* stages.reduction_inputs, stages.summed_once */
+    for (i = 0; i < count; i++) info[i].reduced = info[i].readers = info[i].summed = info[i].shared = info[i].moved = 0;
+    for (i = count - 1; i >= 0; i--) {   /* stages.reduction_inputs, summed_once, read_apart */
         Node *n = (Node *)PyList_GET_ITEM(order, i);
         if ((n->view != NULL && n->view != Py_None) || PyTuple_GET_SIZE(n->src) == 0) continue;
         int passes = n->op == st.op_reduce;
+        int movement = PySet_Contains(st.movement, n->op);
+        if (movement < 0) break;
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(n->src); j++) {
-            Info *s = &info[((Node *)PyTuple_GET_ITEM(n->src, j))->position];
+            PyObject *src = PyTuple_GET_ITEM(n->src, j);
+            Info *s = &info[((Node *)src)->position];
             s->readers++;
             s->summed |= passes;
+            s->moved |= passes | movement;
+            int again = 0;   /* (a source read twice by one node: one reader) */
+            for (Py_ssize_t k = 0; k < j && !again; k++) again = PyTuple_GET_ITEM(n->src, k) == src;
+            if (!again) s->shared += movement ? info[i].shared : 1;
         }
         if (!passes && info[i].reduced && (passes = PySet_Contains(st.pass_to_reduction, n->op)) < 0) break;
         for (Py_ssize_t j = 0; passes && j < PyTuple_GET_SIZE(n->src); j++)
