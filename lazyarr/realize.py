@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any, Callable
 
 from lazyarr import settings
-from lazyarr.compiler.schedule import (Walked, bind_entry, cache_composed, cached_entry, create_schedule, is_cached,
+from lazyarr.compiler.schedule import (Walked, bind_and_mark, cache_composed, cached_entry, create_schedule, is_cached,
                                       is_held, structure_key, view_buffer)
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
@@ -128,14 +128,11 @@ def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Ca
     entry = cached_entry(walked)
     if entry is None or (launches := entry.launches[1]) is None or not executor.plain_launches():
         return None
-    new, views, points = bind_entry(entry, walked.inputs, walked.order)
+    new, views = bind_and_mark(entry, walked.inputs, walked.order)
     stored = [walked.order[i] for i, _ in entry.kept] if entry.kept else []
     for u, view in zip(outputs + stored if stored else outputs, views):   # (held values last)
         if u is not view:
             u._view = view
-    if points:
-        for p, view in points.items():
-            p._view = view
     return views[:len(outputs)] if stored else views, stored, \
         partial(launches.run, walked.inputs + new, [c.arg for c in walked.scalars], buffer_readable)
 

@@ -222,3 +222,49 @@ def test_the_buffer_pass_in_c_does_what_the_python_pass_does(counted, monkeypatc
     for got, want in zip(kept_c + [x_c], kept_p + [x_p]):
         np.testing.assert_allclose(got, want, rtol=1e-13)
     assert ran_prepared(counted, 40), counted
+
+
+@pytest.mark.skipif(prepared._buffer_pass is None, reason="the buffers made in C (compiler/buffers_native.c)")
+def test_buffers_made_in_c_are_what_buffer_makes_and_give_their_memory_back():
+    from lazyarr import dtypes
+    from lazyarr.compiler.uop import _native
+    from lazyarr.runtime.device import Buffer
+    cpu = xp.asarray([1.0]).device
+    specs = ((5, dtypes.float64, cpu), (3, dtypes.int8, cpu), (0, dtypes.complex64, cpu))
+    made = _native.new_buffers(specs)
+    for b, (size, dtype, device) in zip(made, specs):
+        want = Buffer(device, size, dtype)
+        assert type(b) is Buffer and all(getattr(b, k) is getattr(want, k) or getattr(b, k) == getattr(want, k)
+                                          for k in ("device", "size", "dtype", "storage", "base", "owns", "_real", "_addr"))
+    b = made[0].copyin(np.arange(5.0))
+    assert b.owns and np.array_equal(b.numpy(), np.arange(5.0))
+    storage, pooled = b.storage, cpu._pooled_bytes
+    del b, made   # (dies: its memory goes to the pool, through the slots the C side reads)
+    assert cpu._pooled_bytes == pooled + 40 and any(entry[0] is storage for entry in cpu._pool[40])
+    with pytest.raises(TypeError):
+        _native.new_buffers([(5, dtypes.float64, cpu)])
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_replay_marks_each_realize_point_with_the_view_of_its_new_buffer(monkeypatch, native):
+    import sys
+    from bench.iterative import WORKLOADS, data_for
+    from lazyarr.compiler import schedule
+    if not native:
+        monkeypatch.setattr(schedule, "_mark_points", None)
+    elif schedule._mark_points is None:
+        pytest.skip("the realize points marked in C (compiler/buffers_native.c)")
+    realize = sys.modules["lazyarr.realize"]
+    seen = []
+
+    def watching(entry, inputs, order):
+        new, views = schedule.bind_and_mark(entry, inputs, order)
+        if entry.points:
+            seen.append([(order[pos], new[j]) for pos, j in entry.points])
+        return new, views
+    monkeypatch.setattr(realize, "bind_and_mark", watching)
+    fn, data = WORKLOADS["least_squares"], data_for("least_squares")
+    for _ in range(3):   # (the segments' structures come back: replayed)
+        assert_close(fn(xp, data, 60), fn(np, data, 60), rtol=1e-12)   # (seen keeps the points alive)
+    assert seen and all(p._view is not None and schedule.view_buffer(p._view) is b and p._view.shape == p.shape
+                        for points in seen for p, b in points)

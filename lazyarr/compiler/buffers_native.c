@@ -18,7 +18,37 @@ static struct {
     PyObject *real_view;   /* runtime.device.RealView: a complex buffer's view is never given back */
     PyObject *buffer;      /* runtime.device.Buffer: release_buffer's own class (a subclass: its method) */
     PyObject *array_address;   /* cpu_program.array_address */
+    /* where Buffer's slots live in its instances (read and written directly: a loop makes and frees
+     * dozens of buffers an iteration); -1 where a slot is not a plain one */
+    Py_ssize_t at_device, at_size, at_dtype, at_storage, at_base, at_owns, at_real, at_addr;
 } buf;
+
+/* The offset of Buffer's slot `name` (record_native.c's slot_offset), or -1. */
+static Py_ssize_t buffer_slot(PyObject *t, const char *name) {
+    Py_ssize_t at;
+    if (slot_offset(t, name, &at) == 0) return at;
+    PyErr_Clear();
+    return -1;
+}
+
+/* Slot `at` of b set to v (a new reference taken), the old value dropped. */
+static void slot_set(PyObject *b, Py_ssize_t at, PyObject *v) {
+    Py_XSETREF(SLOT(b, at), Py_NewRef(v));
+}
+
+/* Attribute `name` of buffer b (a new reference), through its slot where b is a plain Buffer. */
+static PyObject *buffer_attr(PyObject *b, Py_ssize_t at, PyObject *name) {
+    if (at >= 0 && buf.buffer != NULL && Py_TYPE(b) == (PyTypeObject *)buf.buffer) {
+        PyObject *v = SLOT(b, at);
+        if (v != NULL) return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(b, name);
+}
+
+static int slots_known(void) {
+    return buf.at_device >= 0 && buf.at_size >= 0 && buf.at_dtype >= 0 && buf.at_storage >= 0 && buf.at_base >= 0 &&
+           buf.at_owns >= 0 && buf.at_real >= 0 && buf.at_addr >= 0;
+}
 
 static PyObject *setup_buffers(PyObject *module, PyObject *args) {
     PyObject *real_view, *buffer = NULL, *array_address = NULL;
@@ -36,6 +66,17 @@ static PyObject *setup_buffers(PyObject *module, PyObject *args) {
     Py_XSETREF(buf.real_view, real_view);
     Py_XINCREF(buffer);
     Py_XSETREF(buf.buffer, buffer);
+    buf.at_device = buf.at_size = buf.at_dtype = buf.at_storage = buf.at_base = buf.at_owns = buf.at_real = buf.at_addr = -1;
+    if (buffer != NULL) {
+        buf.at_device = buffer_slot(buffer, "device");
+        buf.at_size = buffer_slot(buffer, "size");
+        buf.at_dtype = buffer_slot(buffer, "dtype");
+        buf.at_storage = buffer_slot(buffer, "storage");
+        buf.at_base = buffer_slot(buffer, "base");
+        buf.at_owns = buffer_slot(buffer, "owns");
+        buf.at_real = buffer_slot(buffer, "_real");
+        buf.at_addr = buffer_slot(buffer, "_addr");
+    }
     Py_XINCREF(array_address);
     Py_XSETREF(buf.array_address, array_address);
     Py_RETURN_NONE;
@@ -53,8 +94,10 @@ static int attr_long(PyObject *x, PyObject *name, long long *out) {
 /* A buffer's bytes (size · dtype.itemsize). */
 static int buffer_nbytes(PyObject *b, long long *out) {
     long long size, itemsize;
-    PyObject *dtype = PyObject_GetAttr(b, buf.dtype);
-    if (dtype == NULL || attr_long(b, buf.size, &size) < 0 || attr_long(dtype, buf.itemsize, &itemsize) < 0) {
+    PyObject *dtype = buffer_attr(b, buf.at_dtype, buf.dtype), *n = dtype ? buffer_attr(b, buf.at_size, buf.size) : NULL;
+    size = n ? PyLong_AsLongLong(n) : -1;
+    Py_XDECREF(n);
+    if (dtype == NULL || (size == -1 && PyErr_Occurred()) || attr_long(dtype, buf.itemsize, &itemsize) < 0) {
         Py_XDECREF(dtype);
         return -1;
     }
@@ -66,7 +109,7 @@ static int buffer_nbytes(PyObject *b, long long *out) {
 /* The address b caches for `storage` (b._addr is (storage, address)): a new reference, or NULL
  * (with an error, or none cached). */
 static PyObject *cached_address(PyObject *b, PyObject *storage) {
-    PyObject *cached = PyObject_GetAttr(b, buf.addr), *a = NULL;
+    PyObject *cached = buffer_attr(b, buf.at_addr, buf.addr), *a = NULL;
     if (cached != NULL && PyTuple_CheckExact(cached) && PyTuple_GET_SIZE(cached) == 2 &&
         PyTuple_GET_ITEM(cached, 0) == storage)
         a = Py_NewRef(PyTuple_GET_ITEM(cached, 1));
@@ -115,17 +158,17 @@ static int release_buffer(PyObject *b) {
         Py_XDECREF(done);
         return done == NULL ? -1 : 0;
     }
-    PyObject *owns = PyObject_GetAttr(b, buf.owns);
+    PyObject *owns = buffer_attr(b, buf.at_owns, buf.owns);
     int yes = owns == NULL ? -1 : PyObject_IsTrue(owns);
     Py_XDECREF(owns);
     if (yes <= 0) return yes;
-    PyObject *storage = PyObject_GetAttr(b, buf.storage);
+    PyObject *storage = buffer_attr(b, buf.at_storage, buf.storage);
     if (storage == NULL) return -1;
     if (storage == Py_None) {
         Py_DECREF(storage);
         return 0;
     }
-    PyObject *device = PyObject_GetAttr(b, buf.device);
+    PyObject *device = buffer_attr(b, buf.at_device, buf.device);
     PyObject *pool = device ? PyObject_GetAttr(device, buf.pool) : NULL;
     int rc = 0;
     if (pool == NULL && device != NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {   /* (not the CPU's) */
@@ -136,14 +179,97 @@ static int release_buffer(PyObject *b) {
     } else {
         long long nbytes;
         rc = pool == NULL || buffer_nbytes(b, &nbytes) < 0 ? -1 : free_into_pool(device, pool, b, storage, nbytes);
-        if (rc == 0)
+        if (rc == 0 && slots_known()) {   /* (b is a plain Buffer: checked above) */
+            slot_set(b, buf.at_storage, Py_None);
+            slot_set(b, buf.at_addr, Py_None);
+            slot_set(b, buf.at_owns, Py_False);
+        } else if (rc == 0) {
             rc = PyObject_SetAttr(b, buf.storage, Py_None) == 0 && PyObject_SetAttr(b, buf.addr, Py_None) == 0 &&
                  PyObject_SetAttr(b, buf.owns, Py_False) == 0 ? 0 : -1;
+        }
     }
     Py_XDECREF(pool);
     Py_XDECREF(device);
     Py_DECREF(storage);
     return rc;
+}
+
+/* new_buffers(specs): Buffer(device, size, dtype) for each (size, dtype, device) of specs, as
+ * Buffer.__init__ makes them (no storage yet), without its Python call. */
+static PyObject *new_buffers(PyObject *module, PyObject *specs) {
+    if (!PyTuple_CheckExact(specs)) {
+        PyErr_SetString(PyExc_TypeError, "new_buffers takes a tuple of (size, dtype, device)");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(specs);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    PyTypeObject *t = (PyTypeObject *)buf.buffer;
+    int fast = t != NULL && slots_known();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *spec = PyTuple_GET_ITEM(specs, i), *b;
+        if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 3) {
+            PyErr_SetString(PyExc_TypeError, "new_buffers: a spec is not (size, dtype, device)");
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *size = PyTuple_GET_ITEM(spec, 0), *dtype = PyTuple_GET_ITEM(spec, 1), *device = PyTuple_GET_ITEM(spec, 2);
+        if (fast) {
+            b = t->tp_alloc(t, 0);
+            if (b != NULL) {
+                slot_set(b, buf.at_device, device);
+                slot_set(b, buf.at_size, size);
+                slot_set(b, buf.at_dtype, dtype);
+                slot_set(b, buf.at_storage, Py_None);
+                slot_set(b, buf.at_base, Py_None);
+                slot_set(b, buf.at_owns, Py_False);
+                slot_set(b, buf.at_real, Py_None);
+                slot_set(b, buf.at_addr, Py_None);
+            }
+        } else {
+            b = t != NULL ? PyObject_CallFunctionObjArgs((PyObject *)t, device, size, dtype, NULL) : NULL;
+            if (t == NULL) PyErr_SetString(PyExc_RuntimeError, "setup_buffers() was not called");
+        }
+        if (b == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, b);
+    }
+    return out;
+}
+
+/* mark_points(new, points, order): each realize point of a cache entry marked computed, as
+ * schedule.bind_entry's points are by realize.replay: order[pos]._view = the view of new[j], of
+ * order[pos]'s shape, for each (pos, j) of points. */
+static PyObject *mark_points(PyObject *module, PyObject *args) {
+    PyObject *new, *points, *order;
+    if (!PyArg_ParseTuple(args, "O!O!O!:mark_points", &PyList_Type, &new, &PyTuple_Type, &points, &PyList_Type, &order))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(points); i++) {
+        PyObject *point = PyTuple_GET_ITEM(points, i);
+        Py_ssize_t pos, j;
+        if (!PyArg_ParseTuple(point, "nn:mark_points", &pos, &j)) return NULL;
+        if (pos < 0 || pos >= PyList_GET_SIZE(order) || j < 0 || j >= PyList_GET_SIZE(new)) {
+            PyErr_SetString(PyExc_IndexError, "mark_points: a point outside the order or the new buffers");
+            return NULL;
+        }
+        Node *node = (Node *)PyList_GET_ITEM(order, pos);
+        PyObject *shape = node_get_shape(node, NULL);
+        if (shape == NULL) return NULL;
+        PyObject *view_args[2] = {PyList_GET_ITEM(new, j), shape};
+        PyObject *view = record_buffer_view(module, view_args, 2);
+        Py_DECREF(shape);
+        if (view == NULL) return NULL;
+        if (view == Py_NotImplemented) {
+            Py_DECREF(view);
+            PyErr_SetString(PyExc_RuntimeError, "mark_points: setup_record() was not called");
+            return NULL;
+        }
+        node_set_cache(node, view, (void *)offsetof(Node, view));   /* (as `_view = view` sets it) */
+        Py_DECREF(view);
+    }
+    Py_RETURN_NONE;
 }
 
 static PyObject *release_buffer_py(PyObject *module, PyObject *b) {
@@ -411,6 +537,10 @@ bad_index:
 static PyMethodDef buffer_methods[] = {
     {"setup_buffers", setup_buffers, METH_VARARGS, "setup_buffers(RealView[, Buffer, array_address]): what buffer_pass and release_buffer need from "
      "Python."},
+    {"mark_points", mark_points, METH_VARARGS,
+     "mark_points(new, points, order): order[pos]._view = the view of new[j] for each (pos, j) of points."},
+    {"new_buffers", new_buffers, METH_O,
+     "new_buffers(specs) -> [Buffer(device, size, dtype) for (size, dtype, device) in specs] (no storage yet)."},
     {"release_buffer", release_buffer_py, METH_O,
      "release_buffer(b): b.release(), a CPU buffer's storage given back to its device's pool here."},
     {"buffer_pass", buffer_pass, METH_VARARGS,

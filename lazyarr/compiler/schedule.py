@@ -55,6 +55,8 @@ def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
 
 
 _record_view = getattr(_native, "record_buffer_view", None)
+_new_buffers = getattr(_native, "new_buffers", None)   # (Buffer()s made in C: bind_entry makes dozens a loop segment)
+_mark_points = getattr(_native, "mark_points", None)
 
 
 def is_buffer_view(u: UOp) -> bool:
@@ -467,12 +469,31 @@ def bind_entry(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp]
     """A cache entry's new buffers for one run on these input buffers (the graph's, walked into
     `order`), the views of its outputs (the given ones, then the held values stored: in the order
     of `entry.outputs`) and its realize points' views."""
-    new = [Buffer(device, size, dtype) for size, dtype, device in entry.new]
-    pools = (inputs, new)
-    views = [buffer_view(pools[ref[0]][ref[1]] if not ref[2] else _referenced(pools, ref), shape)
-             for ref, shape in entry.outputs]
+    new, views = _bound(entry, inputs)
     points = {order[pos]: buffer_view(new[j], order[pos].shape) for pos, j in entry.points} if entry.points else {}
     return new, views, points
+
+
+def bind_and_mark(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp]) -> tuple[list[Buffer], list[UOp]]:
+    """bind_entry's new buffers and outputs' views, its realize points marked computed (their
+    `_view`s set) instead of returned (in C where it is built: a loop's segment marks dozens)."""
+    if _mark_points is None:
+        new, views, points = bind_entry(entry, inputs, order)
+        for p, view in points.items():
+            p._view = view
+        return new, views
+    new, views = _bound(entry, inputs)
+    if entry.points:
+        _mark_points(new, entry.points, order)
+    return new, views
+
+
+def _bound(entry: CachedSchedule, inputs: list[Buffer]) -> tuple[list[Buffer], list[UOp]]:
+    new = _new_buffers(entry.new) if _new_buffers is not None else \
+        [Buffer(device, size, dtype) for size, dtype, device in entry.new]
+    pools = (inputs, new)
+    return new, [buffer_view(pools[ref[0]][ref[1]] if not ref[2] else _referenced(pools, ref), shape)
+                 for ref, shape in entry.outputs]
 
 
 def _referenced(pools: tuple[list[Buffer], list[Buffer]], ref: tuple[int, int, bool]) -> Buffer:
