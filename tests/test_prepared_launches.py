@@ -229,7 +229,7 @@ def test_buffers_made_in_c_are_what_buffer_makes_and_give_their_memory_back():
     from lazyarr import dtypes
     from lazyarr.compiler.uop import _native
     from lazyarr.runtime.device import Buffer
-    cpu = xp.asarray([1.0]).device
+    cpu = xp.get_device("cpu")   # (the pool is the CPU device's, whatever device the tests run on)
     specs = ((5, dtypes.float64, cpu), (3, dtypes.int8, cpu), (0, dtypes.complex64, cpu))
     made = _native.new_buffers(specs)
     for b, (size, dtype, device) in zip(made, specs):
@@ -255,6 +255,7 @@ def test_a_replay_marks_each_realize_point_with_the_view_of_its_new_buffer(monke
     elif schedule._mark_points is None:
         pytest.skip("the realize points marked in C (compiler/buffers_native.c)")
     realize = sys.modules["lazyarr.realize"]
+    monkeypatch.setattr(settings, "default_device", "cpu")   # (prepared launches are the CPU's)
     seen = []
 
     def watching(entry, inputs, order):
