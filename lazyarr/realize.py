@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from lazyarr import settings
 from lazyarr.compiler.schedule import (Walked, bind_and_mark, cache_composed, cached_entry, create_schedule, is_cached,
-                                      is_held, structure_key, view_buffer)
+                                      is_constant, is_held, structure_key, view_buffer)
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -106,7 +106,7 @@ def schedule_realize(outputs: list[tuple[UOp, Device]], walked: Walked | None = 
     marked = []
     for found in (sched.buffers, sched.views):
         for p, v in found.items():
-            if p is not v:
+            if p is not v and not is_constant(p):
                 realized[p] = v
                 marked.append(p)
     # only a library routine can fail on its data (a singular matrix); otherwise the nodes are not
@@ -131,7 +131,7 @@ def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Ca
     new, views = bind_and_mark(entry, walked.inputs, walked.order)
     stored = [walked.order[i] for i, _ in entry.kept] if entry.kept else []
     for u, view in zip(outputs + stored if stored else outputs, views):   # (held values last)
-        if u is not view:
+        if u is not view and not is_constant(u):
             u._view = view
     return views[:len(outputs)] if stored else views, stored, \
         partial(launches.run, walked.inputs + new, [c.arg for c in walked.scalars], buffer_readable)

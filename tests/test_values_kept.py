@@ -190,6 +190,22 @@ def test_integer_scalars_are_arguments_and_integers_still_wrap():
     assert len(executor._programs) == programs
 
 
+@pytest.mark.parametrize("shape", [(), (100,)])
+def test_a_constant_realized_earlier_leaves_that_number_a_kernel_argument(shape):
+    # a Python scalar's node is shared by every expression using that number: marked computed once
+    # (`full((), k).realize()`), every later `x * k` read it as a buffer, a kernel of its own
+    x = xp.asarray(np.arange(-50, 50, dtype=np.int32))
+    xn = np.arange(-50, 50, dtype=np.int32)
+    (x * 5 + 2).numpy(), (x * -3 + -2).numpy()
+    for k in (77771, -99991):
+        c = xp.full(shape, k, dtype=xp.int32)
+        c.realize()
+        programs = len(executor._programs)
+        np.testing.assert_array_equal((x * k + (k // 2)).numpy(), xn * np.int32(k) + np.int32(k // 2))
+        assert len(executor._programs) == programs
+        assert int(c.reshape(-1)[0]) == k and schedule.is_buffer_view(c.uop)   # (the array holds its buffer)
+
+
 def test_values_that_make_better_code_stay_in_it():
     x = xp.asarray(np.arange(8.0))
     assert "s0" not in (x * 1.0 + 0.0).schedule()[0].source

@@ -59,6 +59,16 @@ _new_buffers = getattr(_native, "new_buffers", None)   # (Buffer()s made in C: b
 _mark_points = getattr(_native, "mark_points", None)
 
 
+def is_constant(u: UOp) -> bool:
+    """Whether u is a constant, reshaped or broadcast. Such a node is never marked computed: it is
+    cheaper to compute where it is read than to load, and a Python scalar's node is shared by every
+    expression using that number (a realized `full((), 7)` made every later `x * 7` read a buffer
+    instead of its kernel argument: a kernel of its own)."""
+    while u.op in GroupOp.Movement:
+        u = u.src[0]
+    return u.op is Ops.CONST
+
+
 def is_buffer_view(u: UOp) -> bool:
     """Whether u is a buffer's elements in order: the BUFFER under reshapes only."""
     while u.op is Ops.RESHAPE:
