@@ -180,7 +180,6 @@ static int shape_facts(PyObject *shape, long long *size, Py_hash_t *hash) {
 }
 
 typedef struct {
-    Py_hash_t finger[MAX_DEPTH + 1];
     long long natural;
     PyObject *dev;   /* borrowed: a device the order's nodes (or the caller) keep alive */
     int level, doubt;
@@ -221,6 +220,56 @@ static int own_hash(Node *n, PyObject *shape, Py_hash_t *own, long *itemsize, lo
     return 0;
 }
 
+/* The fingerprint of n down to k levels (stages.py_stage_anchors' `finger[k]`): its own hash, and
+ * above a leaf (a node with a value, or no sources) and level 0, the hash of it with its sources'
+ * fingerprints one level down. Computed for anchors alone (segment_ends reads theirs): at depth 3
+ * a few dozen nodes each, where every node's took most of the pass. */
+static int fingerprint(Node *n, int k, Py_hash_t *out) {
+    PyObject *shape = n->op == st.op_call ? PyTuple_New(0) : node_get_shape(n, NULL);
+    if (shape == NULL) return -1;
+    Py_hash_t own;
+    long itemsize;
+    long long size;
+    int rc = PyTuple_Check(shape) ? own_hash(n, shape, &own, &itemsize, &size) : -1;
+    if (rc < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "stage_anchors: a node's shape is not a tuple");
+    Py_DECREF(shape);
+    if (rc < 0) return -1;
+    Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
+    if (k == 0 || (n->view != NULL && n->view != Py_None) || ns == 0) {
+        *out = own;
+        return 0;
+    }
+    Py_hash_t stack_cols[9], *cols = ns <= 8 ? stack_cols : PyMem_Malloc((ns + 1) * sizeof(Py_hash_t));
+    if (cols == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    cols[0] = int_hash(own);
+    Py_ssize_t j;
+    for (j = 0; j < ns; j++) {
+        Py_hash_t h;
+        if (fingerprint((Node *)PyTuple_GET_ITEM(n->src, j), k - 1, &h) < 0) break;
+        cols[j + 1] = int_hash(h);
+    }
+    if (j == ns) *out = tuple_hash(cols, ns + 1);
+    if (cols != stack_cols) PyMem_Free(cols);
+    return j == ns ? 0 : -1;
+}
+
+/* The item size of n's dtype and the number of its elements (own_hash's, without the hashes). */
+static int node_size(Node *n, PyObject *shape, long *itemsize, long long *size) {
+    PyObject *dh;
+    if (dtype_facts(n->dtype, &dh, itemsize) < 0) return -1;
+    long long total = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        if (d == -1 && PyErr_Occurred()) return -1;
+        if (__builtin_mul_overflow(total, d, &total)) total = INT64_MAX;
+    }
+    *size = total;
+    return 0;
+}
+
 /* One node's facts from its sources' (see stages.stage_anchors); appends it to anchors if it is one. */
 static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *device, PyObject *anchors) {
     Info *me = &info[i];
@@ -232,10 +281,9 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         PyErr_SetString(PyExc_TypeError, "stage_anchors: a node's shape is not a tuple");
         return -1;
     }
-    Py_hash_t own;
     long itemsize;
     long long size;
-    int rc = own_hash(n, shape, &own, &itemsize, &size);
+    int rc = node_size(n, shape, &itemsize, &size);
     Py_DECREF(shape);
     if (rc < 0) return -1;
     Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
@@ -251,7 +299,6 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         if (dev == Py_None || (dev != NULL && n->op != op_buffer && n->op != st.op_noop && dev != device))
             Py_CLEAR(dev);   /* (a value realized on another device: in doubt) */
         Py_XDECREF(dev);   /* borrowed from here on: the buffer (or view) the node holds keeps it */
-        for (int k = 0; k <= depth; k++) me->finger[k] = own;
         me->level = 0;
         me->natural = size;
         me->dev = dev;
@@ -259,25 +306,16 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         me->positional = n->view == NULL || n->view == Py_None ? PySet_Contains(st.positions, n->op) : 0;
         return me->positional < 0 ? -1 : 0;
     }
-    /* lanes of hash((own, *the sources' fingerprints one level down)) */
-    Py_hash_t stack_cols[9], *cols = ns <= 8 ? stack_cols : PyMem_Malloc((ns + 1) * sizeof(Py_hash_t));
-    if (cols == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Info *below[8];
     int level = 0, doubt = 0, positional = n->op != st.op_reduce;   /* (then: 1 + the sources' operations) */
     long long natural = 0;
     PyObject *dev = NULL;
     for (Py_ssize_t j = 0; j < ns; j++) {
         Node *s = (Node *)PyTuple_GET_ITEM(n->src, j);
         if (s->walk != walks || s->position >= i) {
-            if (cols != stack_cols) PyMem_Free(cols);
             PyErr_SetString(PyExc_RuntimeError, "stage_anchors: a source not met before its user");
             return -1;
         }
         Info *b = &info[s->position];
-        if (j < 8) below[j] = b;
         if (j == 0 || b->level > level) level = b->level;
         if (j == 0 || b->natural > natural) natural = b->natural;
         if (dev == NULL) dev = b->dev;
@@ -286,15 +324,6 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         if (positional > st.positional_nodes + 1) positional = 0;
     }
     if (positional > st.positional_nodes) positional = 0;
-    me->finger[0] = own;
-    cols[0] = int_hash(own);
-    for (int k = 0; k < depth; k++) {
-        for (Py_ssize_t j = 0; j < ns; j++)
-            cols[j + 1] = int_hash((j < 8 ? below[j] : &info[((Node *)PyTuple_GET_ITEM(n->src, j))->position])
-                                   ->finger[k]);
-        me->finger[k + 1] = tuple_hash(cols, ns + 1);
-    }
-    if (cols != stack_cols) PyMem_Free(cols);
     if (n->op == st.op_copy) dev = n->arg;
     doubt = doubt && dev == NULL;
     int own_size = PySet_Contains(st.own_size, n->op);
@@ -309,8 +338,10 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         (level >= st.max_levels || (me->shared >= 2 && me->moved))) {
         int root = PySet_Contains(skip, (PyObject *)n);
         if (root < 0) return -1;
+        Py_hash_t h;
+        if (!root && fingerprint(n, depth, &h) < 0) return -1;
         if (!root) {
-            PyObject *finger = PyLong_FromSsize_t(me->finger[depth]);
+            PyObject *finger = PyLong_FromSsize_t(h);
             PyObject *entry = finger ? PyTuple_Pack(3, (PyObject *)n, dev ? dev : device, finger) : NULL;
             Py_XDECREF(finger);
             if (entry == NULL || PyList_Append(anchors, entry) < 0) {
