@@ -197,6 +197,18 @@ def test_matmul_in_c_keeps_gradients():
     np.testing.assert_allclose(np.asarray(w.grad), 2 * xn.T @ (xn @ wn), rtol=1e-12)
 
 
+def _other_operand(other, dtype, shape):
+    """The second operand an `other` of the strategies below names: an array of x's shape, a row,
+    one of another dtype, or the scalar itself."""
+    if other == "same":
+        return _made("computed", dtype, shape)
+    if other == "row":
+        return _made("asarray", dtype, shape[-1:] if shape else (1,))
+    if other == "other dtype":
+        return _made("asarray", xp.float64 if dtype != xp.float64 else xp.float32, shape)
+    return other
+
+
 COMPARISONS = {"<": (operator.lt, ew.less), "<=": (operator.le, ew.less_equal), ">": (operator.gt, ew.greater),
                ">=": (operator.ge, ew.greater_equal), "==": (operator.eq, ew.equal), "!=": (operator.ne, ew.not_equal),
                "**": (operator.pow, ew.pow)}   # (powers take the same path, of the operands' dtype)
@@ -207,15 +219,7 @@ COMPARISONS = {"<": (operator.lt, ew.less), "<=": (operator.le, ew.less_equal), 
        how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
        other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "other dtype"])))
 def test_comparisons_and_powers_in_c_record_what_the_python_path_records(name, dtype, reflected, how, shape, other):
-    x = _made(how, dtype, shape)
-    if other == "same":
-        y = _made("computed", dtype, shape)
-    elif other == "row":
-        y = _made("asarray", dtype, shape[-1:] if shape else (1,))
-    elif other == "other dtype":
-        y = _made("asarray", xp.float64 if dtype != xp.float64 else xp.float32, shape)
-    else:
-        y = other
+    x, y = _made(how, dtype, shape), _other_operand(other, dtype, shape)
     compare, function = COMPARISONS[name]
     a, b = (y, x) if reflected and not isinstance(y, xp.Tensor) else (x, y)   # (a scalar on the left: reflected)
     got = _outcome(compare, a, b)
@@ -234,15 +238,7 @@ def test_comparisons_and_powers_in_c_record_what_the_python_path_records(name, d
        how=st.sampled_from(["asarray", "computed", "view", "full"]), shape=st.sampled_from([(), (3,), (2, 3)]),
        other=st.one_of(st.sampled_from(SCALARS), st.sampled_from(["same", "row", "other dtype"])))
 def test_maximum_and_minimum_in_c_record_what_the_python_path_records(name, dtype, scalar_first, how, shape, other):
-    x = _made(how, dtype, shape)
-    if other == "same":
-        y = _made("computed", dtype, shape)
-    elif other == "row":
-        y = _made("asarray", dtype, shape[-1:] if shape else (1,))
-    elif other == "other dtype":
-        y = _made("asarray", xp.float64 if dtype != xp.float64 else xp.float32, shape)
-    else:
-        y = other
+    x, y = _made(how, dtype, shape), _other_operand(other, dtype, shape)
     op = Ops.MAX if name == "maximum" else Ops.MIN
     a, b = (y, x) if scalar_first else (x, y)
     got = _outcome(getattr(xp, name), a, b)

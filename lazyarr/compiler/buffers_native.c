@@ -66,7 +66,8 @@ static PyObject *setup_buffers(PyObject *module, PyObject *args) {
     Py_XSETREF(buf.real_view, real_view);
     Py_XINCREF(buffer);
     Py_XSETREF(buf.buffer, buffer);
-    buf.at_device = buf.at_size = buf.at_dtype = buf.at_storage = buf.at_base = buf.at_owns = buf.at_real = buf.at_addr = -1;
+    buf.at_device = buf.at_size = buf.at_dtype = buf.at_storage = -1;
+    buf.at_base = buf.at_owns = buf.at_real = buf.at_addr = -1;
     if (buffer != NULL) {
         buf.at_device = buffer_slot(buffer, "device");
         buf.at_size = buffer_slot(buffer, "size");
@@ -94,7 +95,8 @@ static int attr_long(PyObject *x, PyObject *name, long long *out) {
 /* A buffer's bytes (size · dtype.itemsize). */
 static int buffer_nbytes(PyObject *b, long long *out) {
     long long size, itemsize;
-    PyObject *dtype = buffer_attr(b, buf.at_dtype, buf.dtype), *n = dtype ? buffer_attr(b, buf.at_size, buf.size) : NULL;
+    PyObject *dtype = buffer_attr(b, buf.at_dtype, buf.dtype);
+    PyObject *n = dtype ? buffer_attr(b, buf.at_size, buf.size) : NULL;
     size = n ? PyLong_AsLongLong(n) : -1;
     Py_XDECREF(n);
     if (dtype == NULL || (size == -1 && PyErr_Occurred()) || attr_long(dtype, buf.itemsize, &itemsize) < 0) {
@@ -213,7 +215,8 @@ static PyObject *new_buffers(PyObject *module, PyObject *specs) {
             Py_DECREF(out);
             return NULL;
         }
-        PyObject *size = PyTuple_GET_ITEM(spec, 0), *dtype = PyTuple_GET_ITEM(spec, 1), *device = PyTuple_GET_ITEM(spec, 2);
+        PyObject *size = PyTuple_GET_ITEM(spec, 0), *dtype = PyTuple_GET_ITEM(spec, 1);
+        PyObject *device = PyTuple_GET_ITEM(spec, 2);
         if (fast) {
             b = t->tp_alloc(t, 0);
             if (b != NULL) {

@@ -18,19 +18,18 @@ piece of the graph has the same structure, and the schedule cache serves every p
 first. (Anchors chosen by a hash of their structure instead, one in eight, cut a loop by lottery:
 a loop body whose update hashed right was one more kernel every iteration, and a stencil whose
 state did not was computed again by each shifted read: 1M points, 100 steps, 0.95 s, now 0.1 s.)
-Each anchor's structure down to
-`FINGERPRINT_DEPTH` levels (ops, dtypes, arguments and shapes, not which buffers it reads nor the
-values of the constants that are kernel arguments) is its fingerprint, the same in every process
-(`stable_hash`: Python's own hashes of strings, enums and None are not), by which `segment_ends`
-finds where the body repeats.
+Each anchor's structure down to `FINGERPRINT_DEPTH` levels (ops, dtypes, arguments and shapes, not
+which buffers it reads nor the values of the constants that are kernel arguments) is its
+fingerprint, the same in every process (`stable_hash`: Python's own hashes of strings, enums and
+None are not), by which `segment_ends` finds where the body repeats.
 
 Only values that can be stored as they are become anchors: not movement ops or markers (their
-sources are), not values a reduction reads that are broadcast beyond the inputs they are computed from (a
-matmul's product before its sum; a row written into an array, `where(iota == i, row, old)`, is an
-array of its own), nor what one reduction alone reads directly (`summed_once`: a matrix-vector
-product's products, as large as the matrix), not values computed from positions and constants alone in at most
-`POSITIONAL_NODES` operations (`iota == i`: index arithmetic costs less than a load), not calls or
-values of no elements. An anchor is realized on the device of the storage it reads (a BUFFER's, or a
+sources are), not values a reduction reads that are broadcast beyond the inputs they are computed
+from (a matmul's product before its sum; a row written into an array, `where(iota == i, row, old)`,
+is an array of its own), nor what one reduction alone reads directly (`summed_once`: a
+matrix-vector product's products, as large as the matrix), not values computed from positions and
+constants alone in at most `POSITIONAL_NODES` operations (`iota == i`: index arithmetic costs less
+than a load), not calls or values of no elements. An anchor is realized on the device of the storage it reads (a BUFFER's, or a
 COPY's target), else on the outputs' device; a value whose device is in doubt (it reads only values
 realized on other devices, which may be constants computed again here; a leaf tensor's marker is not
 in doubt, nor a value realized on the outputs' device) is not an anchor.
@@ -225,8 +224,8 @@ def reduction_inputs(order: list[UOp]) -> set[UOp]:
 
 
 def summed_once(order: list[UOp]) -> set[UOp]:
-    """The nodes of `order` that one reduction alone reads, directly (a matmul's product, `sum(x * y)`'s
-    product): stored, such a value would be written by one kernel and read once by the next; inside
+    """The nodes of `order` that one reduction alone reads, directly (a matmul's product,
+    `sum(x * y)`'s product): stored, such a value would be written by one kernel and read once by the next; inside
     the reduction's kernel it costs the same work and no memory. (A source read twice counts twice.)"""
     readers: dict[UOp, int] = {}
     summed = set()
