@@ -512,18 +512,17 @@ def logaddexp(x1: Any, x2: Any, /) -> Array:
     return _binary("logaddexp", x1, x2, build, to_float=True)
 
 
+# (fast_operator's operands recorded in C, the rest by _binary)
+_maximum = fast_recorded(Ops.MAX, lambda x1, x2: _binary("maximum", x1, x2, _op(Ops.MAX)))
+_minimum = fast_recorded(Ops.MIN, lambda x1, x2: _binary("minimum", x1, x2, _op(Ops.MIN)))
+
+
 def maximum(x1: Any, x2: Any, /) -> Array:
-    if _record is not None and type(x1) is Array.made and (out := _record(x1, x2, Ops.MAX, False, True, None)) \
-            is not NotImplemented:
-        return out   # (fast_operator's operands, recorded in C)
-    return _binary("maximum", x1, x2, _op(Ops.MAX))
+    return _maximum(x1, x2)
 
 
 def minimum(x1: Any, x2: Any, /) -> Array:
-    if _record is not None and type(x1) is Array.made and (out := _record(x1, x2, Ops.MIN, False, True, None)) \
-            is not NotImplemented:
-        return out
-    return _binary("minimum", x1, x2, _op(Ops.MIN))
+    return _minimum(x1, x2)
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Array:

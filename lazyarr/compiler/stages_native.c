@@ -155,11 +155,12 @@ static int stable_arg_hash(PyObject *arg, Py_hash_t *out) {
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* The number of elements of a shape (a tuple of ints), saturating at INT64_MAX, and hash(shape). */
+/* The number of elements of a shape (a tuple of ints), saturating at INT64_MAX, and hash(shape)
+ * where `hash` is given. */
 static int shape_facts(PyObject *shape, long long *size, Py_hash_t *hash) {
     long long n = 1;
     Py_ssize_t nd = PyTuple_GET_SIZE(shape);
-    Py_hash_t stack_lanes[16], *lanes = nd <= 16 ? stack_lanes : PyMem_Malloc(nd * sizeof(Py_hash_t));
+    Py_hash_t stack_lanes[16], *lanes = nd <= 16 || hash == NULL ? stack_lanes : PyMem_Malloc(nd * sizeof(Py_hash_t));
     if (lanes == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -170,11 +171,11 @@ static int shape_facts(PyObject *shape, long long *size, Py_hash_t *hash) {
             if (lanes != stack_lanes) PyMem_Free(lanes);
             return -1;
         }
-        lanes[i] = int_hash(d);
+        if (hash != NULL) lanes[i] = int_hash(d);
         if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
     }
     *size = n;
-    *hash = tuple_hash(lanes, nd);
+    if (hash != NULL) *hash = tuple_hash(lanes, nd);
     if (lanes != stack_lanes) PyMem_Free(lanes);
     return 0;
 }
@@ -259,15 +260,7 @@ static int fingerprint(Node *n, int k, Py_hash_t *out) {
 /* The item size of n's dtype and the number of its elements (own_hash's, without the hashes). */
 static int node_size(Node *n, PyObject *shape, long *itemsize, long long *size) {
     PyObject *dh;
-    if (dtype_facts(n->dtype, &dh, itemsize) < 0) return -1;
-    long long total = 1;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
-        long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-        if (d == -1 && PyErr_Occurred()) return -1;
-        if (__builtin_mul_overflow(total, d, &total)) total = INT64_MAX;
-    }
-    *size = total;
-    return 0;
+    return dtype_facts(n->dtype, &dh, itemsize) < 0 ? -1 : shape_facts(shape, size, NULL);
 }
 
 /* One node's facts from its sources' (see stages.stage_anchors); appends it to anchors if it is one. */
@@ -338,9 +331,9 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         (level >= st.max_levels || (me->shared >= 2 && me->moved))) {
         int root = PySet_Contains(skip, (PyObject *)n);
         if (root < 0) return -1;
-        Py_hash_t h;
-        if (!root && fingerprint(n, depth, &h) < 0) return -1;
         if (!root) {
+            Py_hash_t h;
+            if (fingerprint(n, depth, &h) < 0) return -1;
             PyObject *finger = PyLong_FromSsize_t(h);
             PyObject *entry = finger ? PyTuple_Pack(3, (PyObject *)n, dev ? dev : device, finger) : NULL;
             Py_XDECREF(finger);
