@@ -530,7 +530,7 @@ def _record(sched: Schedule, inputs: list[Buffer], order: list[UOp], outputs: li
     position = {u: i for i, u in enumerate(order)}
     given = {orig for orig, _ in outputs}   # (an output's view is marked with the outputs')
     points = tuple((position[p], ref(view_buffer(v))[1]) for p, v in sched.buffers.items()
-                   if p in position and p not in given and ref(view_buffer(v))[0] == 1)
+                   if p in position and p not in given and ref(view_buffer(v))[0] == 1 and not is_constant(p))
     return CachedSchedule(tuple(new), kernels, outs, points, tuple((position[u], d) for u, d in kept))
 
 
