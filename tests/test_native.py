@@ -178,6 +178,25 @@ def test_a_loop_never_realized_leaves_no_node_to_the_cycle_collector():
     assert abs(float(xp.sum(w)) - float(__import__("numpy").sum(_numpy_loop()))) < 1e-9
 
 
+@needs_native
+def test_a_loop_of_reductions_leaves_no_tuple_to_the_cycle_collector():
+    """A reduction's arg, (Ops.ADD, axes), holds an op, which the collector tracks, so CPython never
+    untracks the tuple: each matrix product of a loop left one behind, which outlived two
+    collections into the oldest generation, and their number set off full collections."""
+    import numpy as np
+    import lazyarr as xp
+    M = np.arange(16.0).reshape(4, 4) / 40
+    Ma, w, wn = xp.asarray(M), xp.ones(4), np.ones(4)
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(300):
+        w = w - 0.1 * (Ma @ w) + xp.sum(w, axis=0) * 1e-3
+        wn = wn - 0.1 * (M @ wn) + np.sum(wn, axis=0) * 1e-3
+    grown = len(gc.get_objects()) - before
+    assert grown < 100, grown
+    np.testing.assert_allclose(np.asarray(w), wn, rtol=1e-12)
+
+
 def _numpy_loop():
     import numpy as np
     w = np.zeros(4)

@@ -256,6 +256,17 @@ static int holds_no_node(PyObject *x, int depth) {
     return 0;
 }
 
+/* Untrack the tuples of an arg that holds_no_node accepted. Its atoms (ops, dtypes) are objects the
+ * collector tracks, so CPython never untracks a tuple holding one, like a reduction's (Ops.ADD,
+ * (1,)): every such node of a loop's graph then outlived two collections into the oldest
+ * generation, and their count set off a full collection of the process's heap every few loops
+ * (~10 ms). Nothing an atom holds leads back to a node's arg, so these tuples are in no cycle. */
+static void untrack_tuples(PyObject *x, int depth) {
+    if (!PyTuple_CheckExact(x) || depth > 3) return;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(x); i++) untrack_tuples(PyTuple_GET_ITEM(x, i), depth + 1);
+    if (PyObject_GC_IsTracked(x)) PyObject_GC_UnTrack(x);
+}
+
 static PyObject *make_node(PyTypeObject *type, PyObject *op, PyObject *dtype, PyObject *src, PyObject *arg);
 
 static PyObject *node_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -323,6 +334,7 @@ static PyObject *make_node(PyTypeObject *type, PyObject *op, PyObject *dtype, Py
     if (op != op_range && holds_no_node(arg, 0)) {   /* (its sources too: CPython keeps a tuple of */
         PyObject_GC_UnTrack(self);                    /* nodes tracked, however untracked they are) */
         if (PyObject_GC_IsTracked(src)) PyObject_GC_UnTrack(src);
+        untrack_tuples(arg, 0);
     }
     return (PyObject *)self;
 }
