@@ -25,7 +25,7 @@ import numpy as np
 
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index
 from lazyarr.realize import realized, replay, run, schedule_realize, stages_first, walk_for_realize
@@ -513,7 +513,14 @@ def hold(t: Array) -> None:
 
 # ---- graph-building helpers used by the namespace modules ------------------------------------
 
+_record_array = getattr(_native, "record_array", None)   # (compiler/record_native.c: _from_uop in C)
+
+
 def wrap(uop: UOp, device: Device) -> Array:
+    if _record_array is not None and not grad_mode.disabled:
+        t = _record_array(uop, device)
+        if t is not NotImplemented:   # (before lazyarr.elementwise set the C recorder up)
+            return t
     return Array._from_uop(uop, device)
 
 

@@ -179,6 +179,30 @@ def test_a_loop_never_realized_leaves_no_node_to_the_cycle_collector():
 
 
 @needs_native
+def test_an_array_made_in_c_is_the_python_one():
+    """arrays.wrap makes its arrays in C (record_array) where gradients are on: the same slots as
+    Array._from_uop's, the node held by the newest live array, and under no_grad the Python path's
+    DETACH."""
+    import lazyarr as xp
+    from lazyarr.arrays import Array
+    from lazyarr.compiler.uop import _native
+    x = xp.asarray([1.0, 2.0, 3.0])
+    n = UOp(Ops.NEG, x.dtype, (x.uop,))
+    a, b = wrap(n, x.device), Array._from_uop(n, x.device)
+    assert type(a) is type(b) and a.uop is b.uop is n and a.device is b.device
+    assert [getattr(a, k) for k in ("_leaf_grad", "grad", "_released", "_viewof", "_views")] == \
+        [getattr(b, k) for k in ("_leaf_grad", "grad", "_released", "_viewof", "_views")]
+    assert n._holder() is a   # (b found a live holder of its node: it left it)
+    del a
+    c = _native.record_array(n, x.device)
+    assert n._holder() is c and c.tolist() == [-1.0, -2.0, -3.0]
+    with pytest.raises(TypeError):
+        _native.record_array("not a node", x.device)
+    with xp.no_grad():
+        assert wrap(n, x.device).uop.op is Ops.DETACH
+
+
+@needs_native
 def test_a_loop_of_reductions_leaves_no_tuple_to_the_cycle_collector():
     """A reduction's arg, (Ops.ADD, axes), holds an op, which the collector tracks, so CPython never
     untracks the tuple: each matrix product of a loop left one behind, which outlived two

@@ -764,7 +764,19 @@ static PyObject *record_rolled(PyObject *module, PyObject *const *args, Py_ssize
     return out;
 }
 
+/* record_array(node, device): Array._from_uop's array with gradients on (arrays.wrap's common case);
+ * NotImplemented before setup_record. */
+static PyObject *record_array(PyObject *module, PyObject *const *args, Py_ssize_t n) {
+    if (n != 2 || !PyObject_TypeCheck(args[0], &NodeType)) {
+        PyErr_SetString(PyExc_TypeError, "record_array(node, device)");
+        return NULL;
+    }
+    return rec.array == NULL ? Py_NewRef(Py_NotImplemented) : make_array(Py_NewRef(args[0]), args[1]);
+}
+
 static PyMethodDef record_methods[] = {
+    {"record_array", (PyCFunction)(void (*)(void))record_array, METH_FASTCALL,
+     "record_array(node, device) -> the array of node on device (Array._from_uop, gradients on)."},
     {"setup_record", setup_record, METH_VARARGS,
      "setup_record(Array, grad_mode, consts, const, check_scalar_fits, UOp, (RESHAPE, EXPAND, MUL, REDUCE_AXIS, ADD, "
      "SHRINK, PAD, WHERE))."},
