@@ -149,7 +149,7 @@ def _binary(name: str, a: Any, b: Any, build, kinds: str = "real", to_float: boo
         # NumPy divides integers in float64 whatever their size
         f = dtypes.default_float if name == "divide" else _float_of(dtype)
         ua, ub = cast_uop(ua, f), cast_uop(ub, f)
-    return Array._from_uop(build(ua, ub), device)
+    return wrap(build(ua, ub), device)
 
 
 def _op(op: Ops):
@@ -193,7 +193,7 @@ def fast_operator(op: Ops, general: Any, reflected: bool = False) -> Any:
             return general(x, other)
         if n._shape is None:
             n._shape = shape
-        return Array._from_uop(n, x.device)
+        return wrap(n, x.device)
     record = _record
     if record is None:
         return operator
