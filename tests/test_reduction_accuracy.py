@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import lazyarr as xp
+from lazyarr.runtime.cpu_compiler import wait_for_optimised
 
 FACTOR = 3.0
 FLOOR = 2.0 ** -23
@@ -75,6 +76,23 @@ def test_matmul_long_inner_dimension(m, k, n):                           # its t
     a, b = data("uniform", (m, k)), data("uniform", (k, n))
     got = (xp.asarray(a) @ xp.asarray(b)).numpy()
     check(f"matmul {m}x{k}x{n}", got, a @ b, a.astype(np.float64) @ b.astype(np.float64))
+
+
+@pytest.mark.parametrize("shape", [(1_000_000,), (3_000_017,), (4096, 500), (16, 100_000)])
+@pytest.mark.parametrize("fn", ["exp", "sin"])
+def test_sum_of_a_transcendental(fn, shape):
+    """Sums whose values are float32 code of their own, which the CPU sums in scalar blocks: gcc
+    splits a block of 128 over vector lanes, tcc's first tier runs blocks of 16 as a plain loop.
+    Both tiers' results (the first call's, and one after the optimised object is in), along the
+    last axis; the reference sums the correctly rounded values in float64."""
+    x = data("uniform", shape)
+    a, f = xp.asarray(x), getattr(xp, fn)
+    first = [xp.sum(f(a), axis=-1).numpy() for _ in range(3)][0]
+    wait_for_optimised()
+    later = xp.sum(f(a), axis=-1).numpy()
+    ref = np.sum(getattr(np, fn)(x.astype(np.float64)).astype(np.float32).astype(np.float64), axis=-1)
+    for got in (first, later):
+        check(f"sum of {fn} of {shape}", got, np.sum(getattr(np, fn)(x), axis=-1), ref)
 
 
 @pytest.mark.parametrize("shape", [(1_000_000,), (16, 100_000)])

@@ -83,7 +83,10 @@ def generate(sink: UOp, renderer: Any, name: str | None = None, transcendentals:
     opt_target = renderer.opt_target() if settings.opts and not is_generic(sink) else None
     sink = _stage("opts (5)", lambda s: optimize(s, opt_target, opts), sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
-    sink = _stage("lower_reduce", lower_reduce, sink)
+    simd_sum = None
+    if renderer.simd_sums:   # a value that calls a library function keeps its loop scalar
+        simd_sum = lambda v: not any(u.op in renderer.library_calls and target.native(u.op, u.dtype) for u in v.toposort())
+    sink = _stage("lower_reduce", lambda s: lower_reduce(s, simd_sum), sink)
     sink = _stage("symbolic (16)", lambda s: graph_rewrite(s, symbolic), sink)
     pre = renderer.pre_matcher
     if pre is not None:

@@ -31,6 +31,7 @@ times in all, or one block's iterations, stays one loop.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.uop import Ops, UOp, reduce_identity
 
 SCALAR_BLOCK = 16   # iterations of a block of a long float sum (see block_length)
+SIMD_BLOCK = 128    # ... of a scalar sum whose block loop the renderer splits over vector lanes
 VECTOR_BLOCK = 32
 LONG_SUM = 64   # a float sum of at most this many iterations stays one loop
 
@@ -123,16 +125,22 @@ def _lower_group(members: list[UOp], counter: list[int], enclosing: dict[UOp, fr
     return {red: UOp(Ops.AFTER, red.dtype, (acc, end)) for red, acc in zip(members, accs)}
 
 
-def block_length(members: list[UOp]) -> int:
+def block_length(members: list[UOp], simd_sums: bool = False) -> int:
     """Iterations of a block of the float sums `members`, which update their accumulators in one
     loop. The result's error is about one block's, and each block's update costs ~12 operations
     per accumulator: a scalar sum's blocks are short (16 iterations; blocks of 64 left a loop over
-    250 values ~3x NumPy's error); a vectorised sum's lanes average their blocks' errors (32); a
-    register tile (8 accumulators or more: matmul) is compute-bound, with its update's state
-    spilled, so its blocks are long (512: matmul's k up to 512 keeps one loop)."""
+    250 values ~3x NumPy's error), unless the renderer splits the block's loop over vector lanes
+    (`simd_sums`: the C renderer's `omp simd reduction`), where each lane sums a 16th to an 8th of
+    a block of 128 and the update's serial chain (a horizontal sum, then the compensation: ~70
+    cycles) is paid once per 128 (a block of 16 made sum(exp(x)) of float32 2.3x slower); a
+    vectorised sum's lanes average their blocks' errors (32); a register tile (8 accumulators or
+    more: matmul) is compute-bound, with its update's state spilled, so its blocks are long (512:
+    matmul's k up to 512 keeps one loop)."""
     if len(members) >= 8:
         return 512
-    return SCALAR_BLOCK if members[0].dtype.count == 1 else VECTOR_BLOCK
+    if members[0].dtype.count != 1:
+        return VECTOR_BLOCK
+    return SIMD_BLOCK if simd_sums else SCALAR_BLOCK
 
 
 def _stride(r: UOp) -> int | None:
@@ -242,7 +250,10 @@ def _group(updates: list[UOp]) -> UOp:
     return updates[0] if len(updates) == 1 else UOp(Ops.NOOP, dtypes.void, tuple(updates))
 
 
-def lower_reduce(sink: UOp) -> UOp:
+def lower_reduce(sink: UOp, simd_sum: Callable[[UOp], bool] | None = None) -> UOp:
+    """Every REDUCE of `sink` lowered (the module docstring). `simd_sum(value)`: whether the
+    renderer runs an innermost loop summing `value` on vector lanes (see block_length); None:
+    it never does."""
     counter: list[int] = []
     numbers = [1 + max((u.arg for u in sink.toposort() if u.op is Ops.RANGE), default=-1)]
     enclosing = enclosing_loops(sink)
@@ -263,7 +274,7 @@ def lower_reduce(sink: UOp) -> UOp:
             else:
                 groups.setdefault(red.src[1:], []).append(red)
         for members in groups.values():
-            plan = _blocks(members[0].src[1:], block_length(members)) if _blockable(members) else None
+            plan = _blocks(members[0].src[1:], block_length(members, simd_sum is not None and all(simd_sum(red.src[0]) for red in members))) if _blockable(members) else None
             mapping.update(_lower_group(members, counter, enclosing) if plan is None else
                            _lower_blocked(members, counter, enclosing, numbers, *plan))
         sink = substitute(sink, mapping)

@@ -132,6 +132,12 @@ class CRenderer(Renderer):
     # small kernels take their sizes as arguments (lazyarr.compiler.rangeify): DEFINE_VAR nk is the
     # k-th word after the buffers' addresses
     generic_sizes = True
+    # an innermost loop summing floats is `omp simd reduction` (loop_pragmas): lower_reduce sizes
+    # a blocked sum's blocks for the vector lanes that split them, unless the loop calls libm
+    # (which gcc does not vectorise; sqrt, fabs and the roundings it inlines)
+    simd_sums = True
+    library_calls = frozenset(MATH_FUNCTIONS) - {Ops.SQRT, Ops.ABS, Ops.FLOOR, Ops.CEIL, Ops.TRUNC, Ops.RINT,
+                                                Ops.COPYSIGN}
 
     def opt_target(self):
         """What kernel optimisation targets on this device (None: no kernel optimisation)."""
@@ -620,7 +626,9 @@ class CRenderer(Renderer):
 
 class FastCRenderer(CRenderer):
     """C for the fast compiler's first tier (tcc), which inlines nothing: selects and float
-    min/max as macros over ?:, since a blend through memcpy costs tcc four calls per element."""
+    min/max as macros over ?:, since a blend through memcpy costs tcc four calls per element.
+    tcc vectorises nothing: a blocked sum keeps the short blocks of a scalar loop."""
+    simd_sums = False
 
     def select(self, d: DType, c: str, a: str, b: str) -> str:
         name = f"lz_where_{d.name}"

@@ -58,6 +58,8 @@ class Renderer:
     has_predicated_store = False         # stage 22: a gated store needs no IF around it
     parallel_loops = 0                   # rangeify: output loops spread over work-items (0: none)
     generic_sizes = False                # small kernels take their sizes as arguments
+    simd_sums = False                    # lower_reduce: an innermost float sum's loop is vectorised
+    library_calls: frozenset = frozenset()   # ... unless it calls one of these ops' functions
 
     def opt_target(self) -> OptTarget | None:
         """What kernel optimisation (stage 5) targets on this language's device; None: none."""
