@@ -1,6 +1,8 @@
 """Stage 18, decompositions, in the order of its docstring: rules on every target, integer ops a
 target lacks (unit tests, then compiled by a C renderer that declares no IDIV, MOD or MUL),
 MULACC, exact reciprocals, transcendentals; and LAZYARR_DEBUG=3's per-stage report."""
+import re
+
 import numpy as np
 import pytest
 
@@ -158,7 +160,9 @@ def test_the_c_renderers_default_approximates_what_measured_faster(monkeypatch):
     target = Target.of(CRenderer())
     f64 = dtypes.float64
     assert not any(target.native(op, f64) for op in (Ops.TANH, Ops.EXPM1, Ops.LOG1P, Ops.EXP))
-    assert all(target.native(op, f64) for op in (Ops.SIN, Ops.LOG, Ops.POW))
+    assert all(target.native(op, f64) for op in (Ops.LOG, Ops.POW))
+    # float64 sin, cos and tan: approximated where large arguments escape to libm (x86-64)
+    assert all(target.native(op, f64) is not target.escapes for op in (Ops.SIN, Ops.COS, Ops.TAN))
     # float32, computed in float32, is faster approximated for every function
     assert not any(target.native(op, f32) for op in (Ops.EXP, Ops.LOG, Ops.SIN, Ops.COS, Ops.TAN, Ops.POW, Ops.TANH))
     assert target.native(Ops.SQRT, f32)                             # C has sqrt: not a transcendental
@@ -173,7 +177,8 @@ def test_approx_by_default_as_a_set_of_ops_or_pairs():
     assert not t.native(Ops.TANH, f32) and not t.native(Ops.TANH, dtypes.float64)
     assert not t.native(Ops.SIN, f32) and t.native(Ops.SIN, dtypes.float64)
     x = UOp(Ops.DEFINE_VAR, f32, (), ("x", 0, 1))
-    assert Ops.SIN not in ops(decompose(UOp(Ops.SIN, f32, (x,)), t))
+    out = decompose(UOp(Ops.SIN, f32, (x,)), t)   # with escapes, one SIN stays: libm's, past 2^20
+    assert [u.arg for u in out.toposort() if u.op is Ops.SIN] == ([("escape", 2.0 ** 20)] if t.escapes else [])
     sd = UOp(Ops.SIN, dtypes.float64, (x.cast(dtypes.float64),))
     assert decompose(sd, t) is sd
 
@@ -188,7 +193,7 @@ def _elementwise(op, dt, n=4096):
 
 
 VECTORISED = [(op, f32) for op in (Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG1P, Ops.SIN, Ops.COS,
-                                   Ops.TAN, Ops.TANH, Ops.POW)]
+                                   Ops.TAN, Ops.TANH, Ops.POW)] + [(op, dtypes.float64) for op in (Ops.SIN, Ops.COS, Ops.TAN)]
 
 
 def _native_lacks_int64_vector_conversions() -> bool:
@@ -222,3 +227,6 @@ def test_decomposed_loops_vectorise(tmp_path, op, dt):
     if op in _NEEDS_INT64_VECTORS and "loop vectorized" not in out.stderr and _native_lacks_int64_vector_conversions():
         pytest.xfail("no AVX-512DQ on this CPU: int64/double conversions have no vector form, the loop stays scalar")
     assert "loop vectorized" in out.stderr, f"{op.name} {dt} is not vectorised:\n{out.stderr[-2000:]}"
+    if "lz_escape_" in src.read_text():   # the vector loop calls an escape's vector version
+        asm = subprocess.run([settings.cc, *CFLAGS, "-S", "-o", "-", str(src)], capture_output=True, text=True).stdout
+        assert re.search(r"call\s+_ZGV[bcde]N\d+v_lz_escape_", asm), f"{op.name} {dt}: no vector escape call"

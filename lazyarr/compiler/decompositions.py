@@ -21,7 +21,10 @@ multiply-add (`renderer.has_fma`), and which transcendental functions it approxi
    (exact: both round the same real number; other reciprocals are inexact and never used);
 5. transcendental functions the target lacks, or all of them with transcendentals="approx":
    exp2, exp, expm1, log2, log, log1p, sin, cos, tan, tanh, pow and sqrt become polynomials and
-   bit manipulations (`lazyarr.compiler.transcendentals`, which says how and how accurately).
+   bit manipulations (`lazyarr.compiler.transcendentals`, which says how and how accurately);
+   on a target with `escapes` (`renderer.escapes`: C on x86-64), sin, cos and tan reduce only
+   arguments below 2^20 (float32) or 2^22 (float64) and leave the others to the target's library
+   through an escape node, which the renderer runs only for vector lanes that need it.
 Every integer rule here is proven by z3 in tests/test_z3_rules.py.
 """
 from __future__ import annotations
@@ -47,6 +50,7 @@ class Target:
     native_ops: frozenset
     has_fma: bool = False
     approx: frozenset = frozenset()
+    escapes: bool = False     # takes transcendentals.escape nodes (the renderer's `escapes`)
 
     def has(self, op: Ops) -> bool:
         return op in self.native_ops
@@ -71,7 +75,7 @@ class Target:
             ops = ops - TRANSCENDENTAL
         elif mode is None:
             approx = approx_pairs(renderer.approx_by_default)
-        return Target(ops, renderer.has_fma, approx)
+        return Target(ops, renderer.has_fma, approx, renderer.escapes)
 
 
 def approx_pairs(default) -> frozenset:
@@ -239,7 +243,7 @@ pm_decompositions = PatternMatcher([
 def _transcendental(ctx, u: UOp) -> UOp | None:
     if ctx.native(u.op, u.dtype.scalar) or u.dtype.scalar not in (dtypes.float32, dtypes.float64):
         return None
-    return transcendentals.decompose(u)
+    return transcendentals.decompose(u, ctx.escapes)
 
 
 pm_transcendentals = PatternMatcher([

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import platform
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.kernel_axes import OptTarget
@@ -23,6 +24,7 @@ from lazyarr.compiler.uop import (GroupOp, Ops, UOp, is_scalar_var, is_size_var,
                                   size_var_index)
 from lazyarr.dtypes import DType
 
+X86_64 = platform.machine() in ("x86_64", "AMD64")
 MAX_NESTING = 32              # inlined expressions one expression may nest
 PARALLEL_MIN_WORK = 1 << 22   # loads, stores and ALU ops (lanes, `op_cost` each) below which threads cost more than they save
 # (waking the other thread costs ~10-50 us on an idle machine, milliseconds when the machine is busy:
@@ -116,12 +118,15 @@ class CRenderer(Renderer):
     # measured with bench/transcendentals.py (median ns per element, 2^20 elements, one thread),
     # per dtype. float32 is computed in float32 (16 lanes to a vector): every function is faster
     # approximated than glibc's scalar float32 calls, 1.6x (pow) to 30x (log1p, tanh); float64:
-    # the approximations of exp, exp2, expm1, log1p, tanh vectorise and beat glibc 1.1-4x, while
-    # libm's sin, cos, tan, log, log2 and pow stay faster (Payne–Hanek on every element)
+    # the approximations of exp, exp2, expm1, log1p, tanh vectorise and beat glibc 1.1-4x, and with
+    # escapes (x86-64) sin, cos and tan 3-5x (3.7-5.8 ns against 17-18: Zen 4, glibc 2.36), while
+    # libm's log, log2 and pow stay faster (without escapes, trig's Payne–Hanek on every element
+    # loses to libm too)
     approx_by_default = {
         dtypes.float32: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG1P, Ops.SIN, Ops.COS,
                                    Ops.TAN, Ops.TANH, Ops.POW}),
-        dtypes.float64: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH})}
+        dtypes.float64: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH} |
+                                  ({Ops.SIN, Ops.COS, Ops.TAN} if X86_64 else set()))}
     pre_matcher: PatternMatcher | None = c_pre_matcher   # stage 17 (lazyarr.compiler.pre_matcher)
     # kernel optimisation (lazyarr.compiler.opts): the ops rendered lane by lane on gcc vectors
     # (float vectors; MAX/MIN keep NaN semantics; CAST between float types, a product widened to
@@ -138,6 +143,9 @@ class CRenderer(Renderer):
     simd_sums = True
     library_calls = frozenset(MATH_FUNCTIONS) - {Ops.SQRT, Ops.ABS, Ops.FLOOR, Ops.CEIL, Ops.TRUNC, Ops.RINT,
                                                 Ops.COPYSIGN}
+    # stage 18 may leave large arguments of sin, cos and tan to libm (escape_call): on x86-64,
+    # where gcc calls an escape once a vector through the x86 vector function ABI
+    escapes = X86_64
 
     def opt_target(self):
         """What kernel optimisation targets on this device (None: no kernel optimisation)."""
@@ -214,6 +222,32 @@ class CRenderer(Renderer):
                 f"while (e) {{ if (e & 1) r = ({t})(r * b); b = ({t})(b * b); e >>= 1; }} return r; }}")
         return f"{self.helper(name, body)}({a}, {b})"
 
+    def escape_call(self, fn: str, d: DType, at: float, x: str) -> str:
+        """A call of libm's `fn` for an x of magnitude `at` or more, inf or nan (the others get 0,
+        which the decomposition never selects: transcendentals.escape). gcc vectorises a loop
+        calling it: the function is declared `simd`, and its vector versions (the x86 vector
+        function ABI's names, for SSE2, AVX, AVX2 and AVX-512 vectors) test all lanes at once and
+        call the scalar version lane by lane only when a lane needs it."""
+        t, lit, name = c_type(d), c_literal(at, d), f"lz_escape_{fn}"
+        scalar = f"{t} {name}_1({t} x) {{ return fabs{'f' if d is dtypes.float32 else ''}(x) < {lit} ? 0 : {fn}(x); }}"
+        lines = ["#include <immintrin.h>", f'__attribute__((used, visibility("hidden"))) {scalar}',
+                 f'__asm__(".globl {name}\\n.hidden {name}\\n.set {name}, {name}_1");',   # no body: gcc clones nothing
+                 f'__attribute__((simd("notinbranch"), const, visibility("hidden"))) {t} {name}({t} x);']
+        sfx = "ps" if d is dtypes.float32 else "pd"
+        for isa, feature, width in (("b", "sse2", 128), ("c", "avx", 256), ("d", "avx2", 256), ("e", "avx512f", 512)):
+            v, p, n = f"__m{width}{'' if d is dtypes.float32 else 'd'}", f"_mm{'' if width == 128 else width}", width // 8 // d.itemsize
+            if width == 512:
+                outside = f"_mm512_cmp_{sfx}_mask(_mm512_abs_{sfx}(x), _mm512_set1_{sfx}({lit}), _CMP_NLT_UQ)"
+            else:
+                ax = f"{p}_andnot_{sfx}({p}_set1_{sfx}(-0.0), x)"
+                cmp = (f"_mm_cmpnlt_{sfx}({ax}, _mm_set1_{sfx}({lit}))" if width == 128 else
+                       f"{p}_cmp_{sfx}({ax}, {p}_set1_{sfx}({lit}), _CMP_NLT_UQ)")
+                outside = f"{p}_movemask_{sfx}({cmp})"
+            lines.append(f'__attribute__((target("{feature}"), visibility("hidden"))) {v} _ZGV{isa}N{n}v_{name}({v} x) {{ '
+                         f'if (__builtin_expect(!{outside}, 1)) return x; {t} v[{n}]; __builtin_memcpy(v, &x, sizeof v); '
+                         f'for (int i = 0; i < {n}; i++) v[i] = {name}_1(v[i]); __builtin_memcpy(&x, v, sizeof v); return x; }}')
+        return f"{self.helper(name, chr(10).join(lines))}({x})"
+
     def bitcast(self, src: DType, dst: DType, a: str) -> str:
         name = f"lz_bitcast_{src.name}_{dst.name}"
         body = (f"static inline {c_type(dst)} {name}({c_type(src)} x) {{ union {{ {c_type(src)} a; "
@@ -246,6 +280,8 @@ class CRenderer(Renderer):
             return self.bitcast(sd, d, a[0])
         if sd.is_float and op in MATH_FUNCTIONS:
             fn = MATH_FUNCTIONS[op] + ("f" if sd is dtypes.float32 else "")
+            if isinstance(u.arg, tuple) and u.arg[0] == "escape":
+                return self.escape_call(fn, d, u.arg[1], a[0])
             return f"{fn}({', '.join(a)})"
         if op in (Ops.MAX, Ops.MIN):
             if sd.is_bool:
@@ -627,8 +663,14 @@ class CRenderer(Renderer):
 class FastCRenderer(CRenderer):
     """C for the fast compiler's first tier (tcc), which inlines nothing: selects and float
     min/max as macros over ?:, since a blend through memcpy costs tcc four calls per element.
-    tcc vectorises nothing: a blocked sum keeps the short blocks of a scalar loop."""
+    tcc vectorises nothing: a blocked sum keeps the short blocks of a scalar loop, and an escape
+    is a plain function."""
     simd_sums = False
+
+    def escape_call(self, fn: str, d: DType, at: float, x: str) -> str:
+        t, name = c_type(d), f"lz_escape_{fn}"
+        body = f"static {t} {name}({t} x) {{ return fabs{'f' if d is dtypes.float32 else ''}(x) < {c_literal(at, d)} ? 0 : {fn}(x); }}"
+        return f"{self.helper(name, body)}({x})"
 
     def select(self, d: DType, c: str, a: str, b: str) -> str:
         name = f"lz_where_{d.name}"

@@ -26,6 +26,11 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   int64 in units of 2^-60 of a quarter turn: the float32 closest to a multiple of π/2 needs far
   less), and pow's log2|x| and 2^(y·log2|x|) (y·log2|x| up to ±150 needs 2^-32 of log2's
   precision), each rounded once to float32;
+- on a target with escapes (C on x86-64: `escape`, rendered as a libm call that gcc makes once
+  a vector and that calls libm only for the lanes that need it), sin, cos and tan reduce only
+  arguments below 2^20 (float32: Cody–Waite in float64, `trigf_escaping`) or 2^22 (float64:
+  Cody–Waite), and larger ones, inf and nan are libm's: about half the work for float32, a fifth
+  for float64, which no longer runs Payne–Hanek beside Cody–Waite on every element;
 - scaling by 2^n is two exact multiplications by powers of two built from bits, so results that
   are subnormal round once, and overflow gives inf;
 - special values are explicit: nan propagates, ±inf and ±0 give what C99 (and NumPy) give, tiny
@@ -34,7 +39,7 @@ Measured against NumPy (bench/transcendentals_accuracy.py; tests/test_decomposit
 checks the same over millions of points): float64 within 1 ulp of NumPy for every function;
 float32 within 1 ulp of NumPy's float64 result rounded to float32 (the correctly rounded result),
 over all 2^32 float32 inputs for the unary functions (bench/transcendentals_exhaustive.py; 0.1 to
-0.4% of inputs are 1 ulp off), and so never further from NumPy's own
+0.4% of inputs are 1 ulp off; with escapes, sin and cos 0.8%, tan 1.9%), and so never further from NumPy's own
 float32 functions than those are from it plus one ulp (they are up to 2 ulp off for exp, exp2,
 log2, 3 for log, 4 for tan: NumPy's SIMD float32 code).
 Payne–Hanek sums its terms in double-double, which leaves about 2^-100 of absolute error in the
@@ -47,6 +52,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
 
 F64, I64, F32, I32 = dtypes.float64, dtypes.int64, dtypes.float32, dtypes.int32
+# sin, cos and tan on a target with escapes leave arguments of this magnitude or more to it
+ESCAPE_AT = {F32: 2.0 ** 20, F64: 2.0 ** 22}
 
 EXP_Q = (
     0.5, 0.16666666666666666, 0.04166666666666668, 0.008333333333333333, 0.0013888888888879075,
@@ -436,13 +443,18 @@ def cos_kernel(yh: UOp, yl: UOp) -> tuple[UOp, UOp]:
     return fast_two_sum(w, ((f(1.0) - w) - hz) + (z * z * horner(z, COS_C) - yh * yl))
 
 
-def trig64(x: UOp, op: Ops) -> UOp:
+def trig64(x: UOp, op: Ops, escapes: bool = False) -> UOp:
+    """sin, cos or tan of float64 x: Cody–Waite below 2^22, Payne–Hanek above (both computed, one
+    selected), or with `escapes` the target's own function above (`escape`)."""
     finite = fabs(x).lt(f(float("inf")))
     xf = select(finite, x, f(0.0))
-    small = fabs(xf).lt(f(2.0 ** 22))
+    small = fabs(x).lt(f(ESCAPE_AT[F64]))     # (nan: not small)
     ch, cl, ck = reduce_cody_waite(select(small, xf, f(0.0)))
-    ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), 1023)
-    yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
+    if escapes:
+        yh, yl, q = ch, cl, ck & i(3)
+    else:
+        ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), 1023)
+        yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
     sh, sl = sin_kernel(yh, yl)
     c_h, c_l = cos_kernel(yh, yl)
     if op is Ops.TAN:
@@ -455,7 +467,15 @@ def trig64(x: UOp, op: Ops) -> UOp:
         out = select(q.eq(i(0)), s, select(q.eq(i(1)), c, select(q.eq(i(2)), -s, -c)))
     if op is not Ops.COS:
         out = select(fabs(x).lt(f(2.0 ** -27)), x, out)
-    return select(finite, out, f(float("nan")))
+    return select(small, out, escape(x, op)) if escapes else select(finite, out, f(float("nan")))
+
+
+def escape(x: UOp, op: Ops) -> UOp:
+    """The target's own function `op` of x (its math library's), for the x of magnitude
+    ESCAPE_AT[dtype] or more, inf and nan, which the approximation leaves to it. The renderer
+    calls it only for vector lanes that hold such an x (a branch on the whole vector), so the
+    approximation's cheap reduction serves every other element."""
+    return UOp(op, x.dtype, (x,), ("escape", ESCAPE_AT[x.dtype]))
 
 
 # ---- sqrt -----------------------------------------------------------------------------------------
@@ -654,6 +674,25 @@ def reduce_pio2_f32(x: UOp) -> tuple[UOp, UOp, UOp]:
 def trigf(x: UOp, op: Ops) -> UOp:
     finite = fabs(x).lt(g(float("inf")))
     yh, yl, q = reduce_pio2_f32(select(finite, x, g(0.0)))
+    return select(finite, _trigf_reduced(x, op, yh, yl, q), g(float("nan")))
+
+
+def trigf_escaping(x: UOp, op: Ops) -> UOp:
+    """trigf for a target with escapes: x = k·π/2 + y in float64 by Cody–Waite for |x| < 2^20 (π/2
+    in three 30-bit parts: x − k·part0 is exact, k·part exact for |k| < 2^23, and what is left of
+    π/2 adds 2^-71), every other x (inf and nan too) the target's own function (`escape`). A
+    third of reduce_pio2_f32's work, which serves every x whatever its size."""
+    small = fabs(x).lt(g(ESCAPE_AT[F32]))
+    xd = select(small, x, g(0.0)).cast(F64)
+    k = rint(xd * 0.6366197723675814)
+    y = ((xd - k * PIO2_CW[0]) - k * PIO2_CW[1]) - k * PIO2_CW[2]
+    yh = y.cast(F32)
+    return select(small, _trigf_reduced(x, op, yh, (y - yh.cast(F64)).cast(F32), k.cast(I32) & 3), escape(x, op))
+
+
+def _trigf_reduced(x: UOp, op: Ops, yh: UOp, yl: UOp, q: UOp) -> UOp:
+    """sin, cos or tan of x = q·π/2 + yh + yl (q mod 4, int32): sin and cos of y as float32 pairs,
+    tan as their pair quotient."""
     z = yh * yh
     sh, sl = fast_two_sum(yh, yh * z * horner(z, SINF_S) + yl * (1.0 - z * 0.5))
     hz = z * 0.5
@@ -669,7 +708,7 @@ def trigf(x: UOp, op: Ops) -> UOp:
         out = select(q.eq(j(0)), sv, select(q.eq(j(1)), cv, select(q.eq(j(2)), -sv, -cv)))
     if op is not Ops.COS:
         out = select(fabs(x).lt(g(2.0 ** -12)), x, out)
-    return select(finite, out, g(float("nan")))
+    return out
 
 
 def powf(x: UOp, y: UOp) -> UOp:
@@ -729,19 +768,21 @@ UNARY = {Ops.EXP: exp64, Ops.EXP2: exp2_64, Ops.EXPM1: expm1_64, Ops.LOG: log64,
          Ops.LOG1P: log1p64, Ops.TANH: tanh64, Ops.SQRT: sqrt64}
 
 
-def decompose(u: UOp) -> UOp | None:
-    """The arithmetic graph computing `u` (a float32 or float64 transcendental op), or None."""
+def decompose(u: UOp, escapes: bool = False) -> UOp | None:
+    """The arithmetic graph computing `u` (a float32 or float64 transcendental op), or None.
+    `escapes`: the target takes `escape` nodes (sin, cos and tan then reduce cheaply, leaving
+    large arguments to it)."""
     d = u.dtype
-    if d.count != 1 or d not in (dtypes.float32, dtypes.float64):
+    if d.count != 1 or d not in (dtypes.float32, dtypes.float64) or u.arg is not None:
         return None
     if d is dtypes.float32:
         if u.op in F32_UNARY:
             return F32_UNARY[u.op](u.src[0])
         if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
-            return trigf(u.src[0], u.op)
+            return trigf_escaping(u.src[0], u.op) if escapes else trigf(u.src[0], u.op)
         return powf(u.src[0], u.src[1]) if u.op is Ops.POW else None
     if u.op in UNARY:
         return UNARY[u.op](u.src[0])
     if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
-        return trig64(u.src[0], u.op)
+        return trig64(u.src[0], u.op, escapes)
     return pow64(u.src[0], u.src[1]) if u.op is Ops.POW else None
