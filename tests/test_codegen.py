@@ -1,6 +1,9 @@
 """Each compiler pass on small graphs: rangeify, lower_reduce, final_rewrite (19),
 control_flow (20), linearize (21) and cleanup (22)."""
+import re
+
 import numpy as np
+import pytest
 
 from lazyarr import dtypes
 from lazyarr.compiler.control_flow import add_control_flow
@@ -194,3 +197,23 @@ def test_cleanup_wraps_gated_stores_in_if():
     ops = [u.op for u in out]
     assert ops[-3:] == [Ops.IF, Ops.STORE, Ops.ENDIF]
     assert out[-2].src[0].src[-1].is_const(True)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64])
+def test_floor_division_and_remainder_by_a_power_of_two_shift_and_mask(monkeypatch, dt):
+    """NumPy's x // 2^k and x % 2^k of signed integers (C's truncating division fixed up where the
+    remainder is negative) become an arithmetic shift and a mask: the values of NumPy, negative
+    ones and the extremes included, from kernels without a division."""
+    from tests.helpers import watch_launches
+    import lazyarr as xp
+    info = np.iinfo(dt)
+    x = np.array([info.min, info.min + 1, -9, -8, -7, -1, 0, 1, 7, 8, 9, info.max - 1, info.max], dt)
+    sources = []
+    watch_launches(monkeypatch, lambda items: sources.extend(getattr(it, "source", "") or "" for it in items))
+    for k in (2, 8, 64):
+        a = xp.asarray(x)
+        np.testing.assert_array_equal((a // k).numpy(), x // dt(k))
+        np.testing.assert_array_equal((a % k).numpy(), x % dt(k))
+        np.testing.assert_array_equal((a // k * 16).numpy(), x // dt(k) * dt(16))
+    kernels = [s for s in sources if "data0" in s]
+    assert kernels and not any(re.search(r"\bval\d+ [/%] ", s) for s in kernels), kernels[0]

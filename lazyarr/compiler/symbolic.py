@@ -326,6 +326,11 @@ xb, yb = P.var("x", BOOL), P.var("y", BOOL)
 c1, c2 = P.cvar("a"), P.cvar("b")
 
 
+def _log2(v: int) -> int | None:
+    """k where v == 2^k with k ≥ 1, else None."""
+    return v.bit_length() - 1 if isinstance(v, int) and v > 1 and v & (v - 1) == 0 else None
+
+
 def _op(op, *src, dtype=None, name=None):
     return P(op, dtype, src=tuple(src), name=name)
 
@@ -533,6 +538,16 @@ symbolic = symbolic_simple + PatternMatcher([
     (_op(Ops.MOD, P.var("x", SIGNED), c1),                                          # x%(-a) → x%a
      lambda x, a: x % -a.arg if a.arg < -1 and a.arg != dtypes.min_value(x.dtype) else None),
     (P((Ops.IDIV, Ops.MOD), SIGNED, src=(xi, P.cvar("c")), name="u"), fold_div_mod),   # (Σk·t + c) // d
+    # NumPy's floor division and remainder (elementwise: C's truncating ones, fixed up where the
+    # remainder is negative) by a power of two: an arithmetic shift and a mask in two's complement
+    (P(Ops.AND, BOOL, src=[_op(Ops.CMPNE, xi, P.const(0)), _op(Ops.CMPLT, xi, P.const(0))]),   # x≠0 ∧ x<0 → x<0
+     lambda x: x.alu(Ops.CMPLT, x.const_like(0))),
+    (P(Ops.ADD, SIGNED, src=[_op(Ops.IDIV, xi, c1), _op(Ops.MUL, _op(Ops.CAST, _op(Ops.CMPLT, _op(Ops.MOD, xi, c1),
+                                                                              P.const(0))), P.const(-1))]),
+     lambda x, a: x.alu(Ops.SHR, x.const_like(_log2(a.arg))) if _log2(a.arg) else None),   # x//2^k − (x%2^k<0) → x>>k
+    (_op(Ops.WHERE, _op(Ops.CMPLT, _op(Ops.MOD, P.var("x", SIGNED), c1), P.const(0)),      # x%2^k<0 ? x%2^k+2^k : x%2^k
+         _op(Ops.ADD, _op(Ops.MOD, xi, c1), c1), _op(Ops.MOD, xi, c1)),                 #   → x & (2^k−1)
+     lambda x, a: x.alu(Ops.AND, x.const_like(a.arg - 1)) if _log2(a.arg) else None),
     # 10. vectors
     (_op(Ops.GEP, P(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="alu"), name="g"), gep_alu),   # GEP(op(a,b)) → op(GEP a, GEP b)
     (_op(Ops.GEP, P(Ops.VECTORIZE, name="v"), name="g"), gep_vectorize),           # GEP(VEC(a,b,..),i) → lane i
