@@ -281,6 +281,11 @@ class Expander:
             v = self.ex(value, env)
             v = v if v.dtype.count > 1 else broadcast(v, w)
             return st.replace(src=(ix.replace(src=(self.ex(ix.src[0], env), base, ix.src[-1])), v))
+        if value.dtype.is_float:   # a strided store (a transposed output): the vector computed once, stored lane by lane
+            v = self.ex(value, env)
+            return group([st.replace(src=(self.ex(ix, {**env, lane: i}),
+                                          UOp(Ops.GEP, v.dtype.scalar, (v,), (i,)) if v.dtype.count > 1 else v))
+                          for i in range(w)])
         return group([self.ex(st, {**env, lane: i}) for i in range(w)])
 
     def reduce(self, red: UOp, env: dict) -> UOp:
@@ -504,8 +509,9 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
     """The actions for a kernel, in this order of preference:
     - elementwise kernels (no reduction) get none: gcc vectorises their loop, and the renderer
       splits the outer loop across threads;
-    - a reduction whose output has an axis that the store and a load inside the reduction both
-      step through one element at a time (matmul's columns, column sums) is vectorised along that
+    - a reduction whose output has an axis that a load inside the reduction steps through one
+      element at a time (matmul's columns, column sums; preferably one the store steps through
+      too: the innermost such axis is taken, and a strided store goes lane by lane) is vectorised along that
       output axis, upcast further along it (4 vectors), and upcast along the output axis on which
       a load inside the reduction does not depend (matmul's rows: each loaded vector of B feeds
       that many accumulators, each broadcast element of A a row of them); the accumulators stay
@@ -527,7 +533,6 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
     opts: list[Opt] = []
     bodies = [red.src[0] for red in k.reduces]
     loads = [ld for b in bodies for ld in _loads(b)]
-    store_idx = k.store.src[0].src[1]
     out_dtype = k.store.src[1].dtype
     if not out_dtype.is_float:
         return []
@@ -536,7 +541,9 @@ def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
     # vectorise an output axis
     for axis in reversed(range(0 if k.inner_loops else len(k.out_ranges))):
         r = k.out_ranges[axis]
-        if k.size(axis) < w or stride(store_idx, r) != 1 or not any(stride(ld.src[0].src[1], r) == 1 for ld in loads):
+        # (a store that does not step by one along it, a transposed output, is written lane by lane:
+        # once a tile, after the reduction)
+        if k.size(axis) < w or not any(stride(ld.src[0].src[1], r) == 1 for ld in loads):
             continue
         if any(red.arg not in REDUCE_OPS_ON_VECTORS for red in k.reduces if r in red.ranges):
             continue
