@@ -15,11 +15,20 @@ from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
 from lazyarr.statistics import reduce
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
-from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axis, reshape_uop
+from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axis, permute_uop, reshape_uop
 
 _record = getattr(_native, "record_matmul", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
 
 __all__ = ["matmul", "tensordot", "vecdot", "dot", "vdot", "inner", "outer", "kron"]
+
+# A large product on the CPU reads B's columns in panels of PANEL_BYTES (two 64-byte vectors: the
+# register tile's columns), one row of the panel per step of k. Rows N elements apart in B put a
+# panel of k ≥ 2048 rows in too few cache sets to stay in L2 (2048² float32 ran at 73% of
+# OpenBLAS's speed, 2560² at 48%): from PACK_FROM bytes of panel on, B is first copied into
+# contiguous panels, the product computed panel by panel, and the result copied back (two copies
+# of ~1% of the time; 2048² and 2560² then run at OpenBLAS's speed; at 1536² packing cost 5-10%).
+PANEL_BYTES = 128
+PACK_FROM = 256 * 1024
 
 
 def _pair(x1: Any, x2: Any, name: str) -> tuple[Array, Array, dtypes.DType]:
@@ -48,6 +57,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         raise ValueError(f"matmul: shapes {sa} and {sb} are not aligned: {k} (last axis of x1) != "
                          f"{k2} ({'first' if len(sb) == 1 else 'second-to-last'} axis of x2)")
     batch = () if len(ta) == len(tb) == 2 else broadcast_shapes(ta[:-2], tb[:-2])
+    if len(sa) == len(sb) == 2 and a.device.host_memory and _packs(n, k, m, d):
+        return wrap(_packed_product(cast_uop(a._uop, d), cast_uop(b._uop, d), n, k, m, d), a.device)
     full = batch + (n, k, m)
     # (a vector goes straight to its 3-d shape, and the sum straight to the result's: one reshape,
     # not two, of values no array holds; a loop of matrix-vector products records ~25% fewer nodes)
@@ -66,6 +77,24 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         if out._shape is None:
             out._shape = batch + (n, 1, m)
     return wrap(reshape_uop(out, shape), a.device)
+
+
+def _packs(n: int, k: int, m: int, d: dtypes.DType) -> bool:
+    """Whether (n, k) @ (k, m) of float dtype d runs with B packed (see PANEL_BYTES)."""
+    p = PANEL_BYTES // d.itemsize
+    return d in (dtypes.float32, dtypes.float64) and n >= 256 and m >= 4 * p and m % p == 0 and k * PANEL_BYTES >= PACK_FROM
+
+
+def _packed_product(a: UOp, b: UOp, n: int, k: int, m: int, d: dtypes.DType) -> UOp:
+    """a @ b with b's columns copied into contiguous panels first (a (m/p, k, p) buffer), the
+    product computed as a batch of products with one panel each (a (m/p, n, p) buffer), and that
+    permuted back to (n, m): CONTIGUOUS keeps each a buffer of its own, not fused into a view."""
+    p = PANEL_BYTES // d.itemsize
+    panels = UOp(Ops.CONTIGUOUS, d, (permute_uop(reshape_uop(b, (k, m // p, p)), (1, 0, 2)),))
+    full = (m // p, n, k, p)
+    prod = UOp(Ops.MUL, d, (expand_uop(reshape_uop(a, (1, n, k, 1)), full), expand_uop(reshape_uop(panels, (m // p, 1, k, p)), full)))
+    out = UOp(Ops.CONTIGUOUS, d, (reshape_uop(UOp(Ops.REDUCE_AXIS, d, (prod,), (Ops.ADD, (2,))), (m // p, n, p)),))
+    return reshape_uop(permute_uop(out, (1, 0, 2)), (n, m))
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:

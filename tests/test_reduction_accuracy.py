@@ -127,3 +127,39 @@ def test_long_sums_keep_special_values(n):
     big = np.finfo(np.float32).max
     assert total({i: big for i in range(0, n, n // 4)}) == np.inf      # overflows to inf
     assert total({i: -big for i in range(1, n, n // 4)}) == -np.inf
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("how", ["plain", "transposed", "bias", "grad"])
+def test_products_with_packed_panels(dt, how, monkeypatch):
+    """Products large enough that the CPU packs B's columns into contiguous panels first
+    (linear_algebra.PACK_FROM: k of 2048 and more), operands made plainly or as transposed views,
+    with a bias and relu fused after, and the gradient through them: NumPy's values (its BLAS's
+    accuracy bound, as the other products here), on every device (others take the plain path)."""
+    from lazyarr import linear_algebra
+    n, k, m = 256, 2048, 160
+    assert linear_algebra._packs(n, k, m, xp.asarray(np.zeros(1, dt)).dtype)
+    a = data("uniform", (n, k)).astype(dt)
+    b = data("uniform", (k, m)).astype(dt)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    if how == "transposed":   # views of transposed storage
+        got = (xp.matrix_transpose(xp.asarray(np.ascontiguousarray(a.T))) @ xp.asarray(b)).numpy()
+    elif how == "bias":
+        bias = data("offset", (m,)).astype(dt)
+        got = xp.maximum(xp.asarray(a) @ xp.asarray(b) + xp.asarray(bias), 0).numpy()
+        ref = np.maximum(ref + bias, 0)
+    elif how == "grad":       # d sum(w * (a @ b)) / da = w @ b.T
+        w = data("offset", (n, m)).astype(dt)
+        ta = xp.asarray(a, requires_grad=True)
+        xp.sum(xp.asarray(w) * (ta @ xp.asarray(b))).backward()
+        got, ref = np.asarray(ta.grad), w.astype(np.float64) @ b.T.astype(np.float64)
+    else:
+        from tests.helpers import watch_launches
+        kernels = []
+        watch_launches(monkeypatch, kernels.extend)
+        got = (xp.asarray(a) @ xp.asarray(b)).numpy()
+        if xp.asarray(a).device.host_memory:   # the panels, their products, the result back
+            assert len(kernels) == 3, kernels
+    assert got.dtype == dt
+    numpy = {"grad": lambda: w @ b.T, "bias": lambda: np.maximum(a @ b + bias, 0)}.get(how, lambda: a @ b)()
+    check(f"packed product {how} {dt.__name__}", got, numpy, ref)
