@@ -274,7 +274,8 @@ def lower_reduce(sink: UOp, simd_sum: Callable[[UOp], bool] | None = None) -> UO
             else:
                 groups.setdefault(red.src[1:], []).append(red)
         for members in groups.values():
-            plan = _blocks(members[0].src[1:], block_length(members, simd_sum is not None and all(simd_sum(red.src[0]) for red in members))) if _blockable(members) else None
+            simd = simd_sum is not None and all(simd_sum(red.src[0]) for red in members)
+            plan = _blocks(members[0].src[1:], block_length(members, simd)) if _blockable(members) else None
             mapping.update(_lower_group(members, counter, enclosing) if plan is None else
                            _lower_blocked(members, counter, enclosing, numbers, *plan))
         sink = substitute(sink, mapping)

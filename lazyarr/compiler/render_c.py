@@ -229,8 +229,7 @@ class CRenderer(Renderer):
         function ABI's names, for SSE2, AVX, AVX2 and AVX-512 vectors) test all lanes at once and
         call the scalar version lane by lane only when a lane needs it."""
         t, lit, name = c_type(d), c_literal(at, d), f"lz_escape_{fn}"
-        scalar = f"{t} {name}_1({t} x) {{ return fabs{'f' if d is dtypes.float32 else ''}(x) < {lit} ? 0 : {fn}(x); }}"
-        lines = ["#include <immintrin.h>", f'__attribute__((used, visibility("hidden"))) {scalar}',
+        lines = ["#include <immintrin.h>", f'__attribute__((used, visibility("hidden"))) {escape_scalar(fn, d, at, name + "_1")}',
                  f'__asm__(".globl {name}\\n.hidden {name}\\n.set {name}, {name}_1");',   # no body: gcc clones nothing
                  f'__attribute__((simd("notinbranch"), const, visibility("hidden"))) {t} {name}({t} x);']
         sfx = "ps" if d is dtypes.float32 else "pd"
@@ -660,6 +659,12 @@ class CRenderer(Renderer):
         raise NotImplementedError(f"the C renderer has no {u.op.name}")
 
 
+def escape_scalar(fn: str, d: DType, at: float, name: str) -> str:
+    """The C function `name`: libm's `fn` of x where |x| is `at` or more (or nan), else 0."""
+    t = c_type(d)
+    return f"{t} {name}({t} x) {{ return fabs{'f' if d is dtypes.float32 else ''}(x) < {c_literal(at, d)} ? 0 : {fn}(x); }}"
+
+
 class FastCRenderer(CRenderer):
     """C for the fast compiler's first tier (tcc), which inlines nothing: selects and float
     min/max as macros over ?:, since a blend through memcpy costs tcc four calls per element.
@@ -668,9 +673,8 @@ class FastCRenderer(CRenderer):
     simd_sums = False
 
     def escape_call(self, fn: str, d: DType, at: float, x: str) -> str:
-        t, name = c_type(d), f"lz_escape_{fn}"
-        body = f"static {t} {name}({t} x) {{ return fabs{'f' if d is dtypes.float32 else ''}(x) < {c_literal(at, d)} ? 0 : {fn}(x); }}"
-        return f"{self.helper(name, body)}({x})"
+        name = f"lz_escape_{fn}"
+        return f"{self.helper(name, 'static ' + escape_scalar(fn, d, at, name))}({x})"
 
     def select(self, d: DType, c: str, a: str, b: str) -> str:
         name = f"lz_where_{d.name}"
