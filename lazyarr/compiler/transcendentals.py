@@ -39,7 +39,7 @@ Measured against NumPy (bench/transcendentals_accuracy.py; tests/test_decomposit
 checks the same over millions of points): float64 within 1 ulp of NumPy for every function;
 float32 within 1 ulp of NumPy's float64 result rounded to float32 (the correctly rounded result),
 over all 2^32 float32 inputs for the unary functions (bench/transcendentals_exhaustive.py; 0.1 to
-0.4% of inputs are 1 ulp off; with escapes, sin and cos 0.8%, tan 1.9%), and so never further from NumPy's own
+0.4% of inputs are 1 ulp off; with escapes, sin and cos 0.8%, tan 1.6%), and so never further from NumPy's own
 float32 functions than those are from it plus one ulp (they are up to 2 ulp off for exp, exp2,
 log2, 3 for log, 4 for tan: NumPy's SIMD float32 code).
 Payne–Hanek sums its terms in double-double, which leaves about 2^-100 of absolute error in the
@@ -686,6 +686,12 @@ def trigf_escaping(x: UOp, op: Ops) -> UOp:
     xd = select(small, x, g(0.0)).cast(F64)
     k = rint(xd * 0.6366197723675814)
     y = ((xd - k * PIO2_CW[0]) - k * PIO2_CW[1]) - k * PIO2_CW[2]
+    if op is Ops.TAN:   # sin/cos in float64, one quotient, one rounding: a quarter faster than the pairs'
+        z = y * y       # (five terms of each polynomial: the first left out adds 2^-28 of y at |y| = π/4)
+        s, c = y + y * z * horner(z, SIN_S[:5]), (1.0 - z * 0.5) + z * z * horner(z, COS_C[:5])
+        odd = (k.cast(I64) & 1).eq(i(1))          # (a condition as wide as the values: gcc vectorises no mix)
+        out = select(fabs(x).lt(g(2.0 ** -12)), x, fdiv(select(odd, -c, s), select(odd, s, c)).cast(F32))
+        return select(small, out, escape(x, op))
     yh = y.cast(F32)
     return select(small, _trigf_reduced(x, op, yh, (y - yh.cast(F64)).cast(F32), k.cast(I32) & 3), escape(x, op))
 
