@@ -1,6 +1,7 @@
 """The suite runs once per device: `LAZYARR_DEVICE` (default cpu) is the device every test's arrays
 live on. Files that test the compiler's passes or the C toolchain itself, whatever the device, run
-only on the CPU pass (COMPILER_ONLY); the API, autograd, fusion and training tests run on both."""
+only on the CPU pass (COMPILER_ONLY; the disk cache's too); the API, autograd, fusion and training
+tests run on both."""
 import os
 
 import pytest
@@ -14,7 +15,11 @@ settings.load_profile("lazyarr")
 DEVICE = os.environ.get("LAZYARR_DEVICE", "cpu")
 COMPILER_ONLY = {"test_uop.py", "test_patterns.py", "test_symbolic.py", "test_codegen.py", "test_z3_rules.py",
                  "test_decompositions_accuracy.py", "test_runtime.py", "test_cpu_speed_tiers.py", "test_opts.py",
-                 "test_array_api_suite.py", "test_native.py"}
+                 "test_array_api_suite.py", "test_native.py",
+                 # the disk cache's scenarios: once, on the CPU pass (those of OpenCL's entries run their
+                 # processes on OpenCL themselves; the rest do not depend on the device, and cost the
+                 # OpenCL pass ~40 s of cold PoCL compiles in fresh processes)
+                 "test_disk_cache.py"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -2,8 +2,9 @@
 are rebuilt, untrusted folders are not used, the size stays under its limit, writes are atomic.
 
 Each scenario runs its processes with a cache folder of its own under tmp_path (and TMPDIR there
-too, where the private fallback folder goes), on the pass's device; the OpenCL scenarios run their
-processes on OpenCL themselves and skip without a platform."""
+too, where the private fallback folder goes), on the CPU; the OpenCL scenarios run their processes
+on OpenCL themselves and skip without a platform. The file runs on the CPU pass only
+(tests/conftest.py: COMPILER_ONLY)."""
 import hashlib
 import json
 import os
