@@ -387,3 +387,20 @@ def test_threads_count_a_library_call_as_what_it_costs(monkeypatch):
     assert "sin(" in kernel_of(xp.sin(x * 2.0)).source
     assert "omp parallel for" in kernel_of(xp.sin(x * 2.0)).source
     assert "omp parallel for" not in kernel_of(x * 2.0 + 1.0).source
+
+
+def test_a_shared_softmax_kernel_splits_its_rows_across_threads():
+    """SHARE's kernel stores exp(x - max) into the output and reads it back in a loop of its own
+    after loops that load: the read-back addresses only its row, so the row loop is still split
+    across threads (it ran on one thread, 3.2 ms against 1.7 for 4096x1024 here)."""
+    x = RNG.standard_normal((512, 1024)).astype(np.float32)
+
+    def softmax(a):
+        e = xp.exp(a - xp.max(a, axis=1, keepdims=True))
+        return e / xp.sum(e, axis=1, keepdims=True)
+    t = softmax(xp.asarray(x))
+    src = kernel_of(t).source
+    if xp.settings.threads > 1:
+        assert "#pragma omp parallel for" in src, src
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(t.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)

@@ -20,7 +20,9 @@ def _memory(address: UOp) -> UOp | None:
         buf = buf.src[0]
     if buf.op is Ops.DEFINE_REG:
         return buf
-    if buf.op is Ops.DEFINE_GLOBAL and any(u.op is Ops.LOAD for u in address.src[1].toposort()):
+    # (a RANGE's sources are its length and what must run before the loop, not the position: a
+    # SHARE kernel's read-back loop comes after loops that load, yet reads only its own row)
+    if buf.op is Ops.DEFINE_GLOBAL and any(u.op is Ops.LOAD for u in address.src[1].toposort(lambda x: x.op is Ops.RANGE)):
         return buf
     return None
 
