@@ -446,14 +446,13 @@ def cos_kernel(yh: UOp, yl: UOp) -> tuple[UOp, UOp]:
 def trig64(x: UOp, op: Ops, escapes: bool = False) -> UOp:
     """sin, cos or tan of float64 x: Cody–Waite below 2^22, Payne–Hanek above (both computed, one
     selected), or with `escapes` the target's own function above (`escape`)."""
+    small = fabs(x).lt(f(ESCAPE_AT[F64]))     # (inf, nan: not small)
+    ch, cl, ck = reduce_cody_waite(select(small, x, f(0.0)))
     finite = fabs(x).lt(f(float("inf")))
-    xf = select(finite, x, f(0.0))
-    small = fabs(x).lt(f(ESCAPE_AT[F64]))     # (nan: not small)
-    ch, cl, ck = reduce_cody_waite(select(small, xf, f(0.0)))
     if escapes:
         yh, yl, q = ch, cl, ck & i(3)
     else:
-        ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), xf), 1023)
+        ph, pl, pk = reduce_payne_hanek(select(small, f(2.0 ** 22), select(finite, x, f(0.0))), 1023)
         yh, yl, q = select(small, ch, ph), select(small, cl, pl), select(small, ck, pk) & i(3)
     sh, sl = sin_kernel(yh, yl)
     c_h, c_l = cos_kernel(yh, yl)
