@@ -10,11 +10,16 @@ many times and reports each cell's median; `LAZYARR_THREADS=1` times one core.
     python bench/transcendentals.py [--dtype float32] [--runs 9] [--repeat 1]
 """
 import argparse
+import os
 import statistics
 import sys
 import warnings
 
 import numpy as np
+
+# a fixed thread count (LAZYARR_THREADS, all cores by default): the adaptive one follows the
+# machine's load of the last moments, and a table would mix one- and two-thread rows
+os.environ.setdefault("LAZYARR_ADAPTIVE_THREADS", "0")
 
 sys.path.insert(0, __file__.rsplit("/bench/", 1)[0])
 

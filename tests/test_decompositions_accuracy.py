@@ -51,12 +51,18 @@ class NoEscapesC(CRenderer):
     escapes = False
 
 
+class UnfusedC(CRenderer):
+    """C for a processor without fused multiply-adds: polynomials and exact products unfused."""
+    fused_approximations = False
+
+
 class _Buffer:
     def __init__(self, a):
         self.storage = a
 
 
-def compile_elementwise(op: Ops, dt, nargs: int = 1, n: int = 1 << 16, mode: str = "approx", renderer=None):
+def compile_elementwise(op: Ops, dt, nargs: int = 1, n: int = 1 << 16, mode: str = "approx", renderer=None,
+                        tier: str = "opt"):
     """A function running `op` elementwise over NumPy arrays in a compiled kernel of `n` lanes."""
     idx, true = dtypes.index, UOp.const(dtypes.bool_, True)
     gs = [UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(dt), (), k) for k in range(nargs + 1)]
@@ -65,7 +71,7 @@ def compile_elementwise(op: Ops, dt, nargs: int = 1, n: int = 1 << 16, mode: str
     st = UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, gs[0].dtype, (gs[0], r, true)), UOp(op, dt, tuple(loads))))
     sink = UOp(Ops.SINK, dtypes.void, (UOp(Ops.END, dtypes.void, (st, r)),))
     ks = generate(sink, renderer or CRenderer(), name=f"acc_{op.name.lower()}_{dt}_{mode}", transcendentals=mode)
-    prog = get_device("cpu").compile(ks.name, ks.source)
+    prog = get_device("cpu").compile(ks.name, ks.source, tier=tier)
 
     def run(*xs):
         xs = [np.ascontiguousarray(x, dtype=dt.np) for x in xs]
@@ -245,3 +251,39 @@ def test_large_arguments_among_small_ones_through_the_array_api(fn, dt):
         total = float(xp.sum(getattr(xp, fn)(xp.asarray(values))))
         if np.isfinite(want).all():
             np.testing.assert_allclose(total, want.astype(np.float64).sum(), rtol=1e-5, atol=1e-5)
+
+
+FUSED_CASES = [(op, dt) for op in (Ops.EXP, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.SIN, Ops.TAN, Ops.TANH, Ops.POW)
+               for dt in (F32, F64)]
+
+
+@pytest.mark.parametrize("op,dt", FUSED_CASES, ids=[f"{op.name.lower()}-{dt}" for op, dt in FUSED_CASES])
+def test_fused_multiply_adds_keep_the_bounds_and_both_tiers_agree(op, dt):
+    """Where the processor has FMA (x86-64 with it: `fused_approximations`), the approximations'
+    polynomials and exact products use it; the first tier's compiler calls libm's fma, which
+    rounds as the instruction does, so both tiers give the same bits. Without FMA (a renderer that
+    says so) the unfused graphs keep the same bounds."""
+    from lazyarr.runtime.cpu import fast_compiler_available
+    fn = REFERENCE[op]
+    args = pow_points(dt, 100_000) if op is Ops.POW else \
+        (np.concatenate([points(dt, 100_000), hard_points32(op, 100_000)]) if dt is F32 else points(dt, 200_000),)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = fn(*(a.astype(np.float64) for a in args)).astype(dt.np) if dt is F32 else fn(*args)
+    bound = 1 if dt is F32 else 2
+    unfused = compile_elementwise(op, dt, nargs=len(args), renderer=UnfusedC())
+    assert "fma" not in unfused.source
+    assert ulp_distance(unfused(*args), reference).max() <= bound
+    if not CRenderer.fused_approximations:
+        return
+    fused = compile_elementwise(op, dt, nargs=len(args))
+    assert "__builtin_fma" in fused.source
+    got = fused(*args)
+    assert ulp_distance(got, reference).max() <= bound
+    if fast_compiler_available("tcc"):
+        from lazyarr.compiler.render_c import FastCRenderer
+        first_tier = compile_elementwise(op, dt, nargs=len(args), renderer=FastCRenderer(), tier="fast")
+        assert "fma" in first_tier.source and "__builtin_fma" not in first_tier.source
+        theirs, nan = first_tier(*args), np.isnan(got)   # (bits: a NaN's sign is the compiler's)
+        np.testing.assert_array_equal(theirs[~nan].view(f"u{dt.itemsize}"), got[~nan].view(f"u{dt.itemsize}"))
+        assert np.isnan(theirs[nan]).all()

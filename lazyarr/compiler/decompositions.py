@@ -24,7 +24,9 @@ multiply-add (`renderer.has_fma`), and which transcendental functions it approxi
    bit manipulations (`lazyarr.compiler.transcendentals`, which says how and how accurately);
    on a target with `escapes` (`renderer.escapes`: C on x86-64), sin, cos and tan reduce only
    arguments below 2^20 (float32) or 2^22 (float64) and leave the others to the target's library
-   through an escape node, which the renderer runs only for vector lanes that need it.
+   through an escape node, which the renderer runs only for vector lanes that need it; on a
+   target with `fused_approximations` (C on x86-64 with FMA) the approximations use MULACC
+   themselves (their own rounding, not NumPy's a·b + c: rule 3 still never fuses the user's).
 Every integer rule here is proven by z3 in tests/test_z3_rules.py.
 """
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Target:
     has_fma: bool = False
     approx: frozenset = frozenset()
     escapes: bool = False     # takes transcendentals.escape nodes (the renderer's `escapes`)
+    fused: bool = False       # approximations may use fused multiply-adds (`fused_approximations`)
 
     def has(self, op: Ops) -> bool:
         return op in self.native_ops
@@ -75,7 +78,7 @@ class Target:
             ops = ops - TRANSCENDENTAL
         elif mode is None:
             approx = approx_pairs(renderer.approx_by_default)
-        return Target(ops, renderer.has_fma, approx, renderer.escapes)
+        return Target(ops, renderer.has_fma, approx, renderer.escapes, renderer.fused_approximations)
 
 
 def approx_pairs(default) -> frozenset:
@@ -243,7 +246,7 @@ pm_decompositions = PatternMatcher([
 def _transcendental(ctx, u: UOp) -> UOp | None:
     if ctx.native(u.op, u.dtype.scalar) or u.dtype.scalar not in (dtypes.float32, dtypes.float64):
         return None
-    return transcendentals.decompose(u, ctx.escapes)
+    return transcendentals.decompose(u, ctx.escapes, ctx.fused)
 
 
 pm_transcendentals = PatternMatcher([

@@ -50,15 +50,25 @@ INFIX = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.CMPLT: "<"
 
 
 @functools.lru_cache(maxsize=None)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags as Linux lists them (empty where /proc/cpuinfo cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return frozenset(next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), ()))
+    except OSError:
+        return frozenset()
+
+
+# stage 18's approximations use fused multiply-adds (a polynomial term, an exact product) where
+# the processor has them, which -march=native lets gcc inline and vectorise
+FUSED = X86_64 and "fma" in cpu_flags()
+
+
 def widest_vector_bytes() -> int:
     """64 where the CPU has AVX-512 (gcc -march=native uses it), else 32: the register tiles of
     matmul use the widest vectors (with 32 registers, 8x2 zmm accumulators measured 1.05-1.1x
     faster than 8x4 ymm on one core here, ~100 GFLOP/s, as fast as OpenBLAS)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return 64 if " avx512f" in f.read() else 32
-    except OSError:
-        return 32
+    return 64 if "avx512f" in cpu_flags() else 32
 
 
 def c_type(d: DType) -> str:
@@ -119,14 +129,16 @@ class CRenderer(Renderer):
     # per dtype. float32 is computed in float32 (16 lanes to a vector): every function is faster
     # approximated than glibc's scalar float32 calls, 1.6x (pow) to 30x (log1p, tanh); float64:
     # the approximations of exp, exp2, expm1, log1p, tanh vectorise and beat glibc 1.1-4x, and with
-    # escapes (x86-64) sin, cos and tan 3-5x (3.7-5.8 ns against 17-18: Zen 4, glibc 2.36), while
-    # libm's log, log2 and pow stay faster (without escapes, trig's Payne–Hanek on every element
-    # loses to libm too)
+    # escapes (x86-64) sin, cos and tan 3-5x (3.7-5.8 ns against 17-18: Zen 4, glibc 2.36); with
+    # FMA (`fused_approximations`) log and pow too (3.1 and 7.2 ns against 3.3 and 10.2), while
+    # libm's log2 stays as fast (without escapes, trig's Payne–Hanek on every element loses to
+    # libm too)
     approx_by_default = {
         dtypes.float32: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG1P, Ops.SIN, Ops.COS,
                                    Ops.TAN, Ops.TANH, Ops.POW}),
         dtypes.float64: frozenset({Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG1P, Ops.TANH} |
-                                  ({Ops.SIN, Ops.COS, Ops.TAN} if X86_64 else set()))}
+                                  ({Ops.SIN, Ops.COS, Ops.TAN} if X86_64 else set()) |
+                                  ({Ops.LOG, Ops.POW} if FUSED else set()))}
     pre_matcher: PatternMatcher | None = c_pre_matcher   # stage 17 (lazyarr.compiler.pre_matcher)
     # kernel optimisation (lazyarr.compiler.opts): the ops rendered lane by lane on gcc vectors
     # (float vectors; MAX/MIN keep NaN semantics; CAST between float types, a product widened to
@@ -146,6 +158,7 @@ class CRenderer(Renderer):
     # stage 18 may leave large arguments of sin, cos and tan to libm (escape_call): on x86-64,
     # where gcc calls an escape once a vector through the x86 vector function ABI
     escapes = X86_64
+    fused_approximations = FUSED
 
     def opt_target(self):
         """What kernel optimisation targets on this device (None: no kernel optimisation)."""
@@ -270,6 +283,8 @@ class CRenderer(Renderer):
                 return f"(({a[0]} & {a[1]}) | (!{a[0]} & {a[2]}))"
             return f"({a[0]} ? {a[1]} : {a[2]})"
         if op is Ops.MULACC:
+            if d.is_float:   # (only stage 18's approximations make float ones: rounded once)
+                return f"{self.fma_function(d)}({a[0]}, {a[1]}, {a[2]})"
             return self.wrap(d, f"({a[0]} * {a[1]} + {a[2]})")
         if op is Ops.CAST:
             if d.is_bool:
@@ -400,6 +415,10 @@ class CRenderer(Renderer):
                 width //= 2
             body = f"static inline {c_type(d.scalar)} {name}({t} v) {{ {' '.join(steps)} return v[0]; }}"
         return f"{self.helper(name, body)}({v})"
+
+    def fma_function(self, d: DType) -> str:
+        """The C function computing a·b + c rounded once (gcc's builtin: an instruction)."""
+        return "__builtin_fmaf" if d is dtypes.float32 else "__builtin_fma"
 
     def vector_fma(self, d: DType, a: str, b: str, c: str) -> str:
         """a·b + c rounded once, lane by lane: gcc's x86 FMA builtins where the target has them
@@ -671,6 +690,9 @@ class FastCRenderer(CRenderer):
     tcc vectorises nothing: a blocked sum keeps the short blocks of a scalar loop, and an escape
     is a plain function."""
     simd_sums = False
+
+    def fma_function(self, d: DType) -> str:
+        return "fmaf" if d is dtypes.float32 else "fma"   # (libm's: tcc has no builtin; the same values)
 
     def escape_call(self, fn: str, d: DType, at: float, x: str) -> str:
         name = f"lz_escape_{fn}"

@@ -78,6 +78,7 @@ class OpenCLRenderer(CRenderer):
     approx_by_default = frozenset()
     simd_sums = False   # a work-item's loop is scalar: a blocked sum keeps short blocks
     escapes = False
+    fused_approximations = False
 
     def __init__(self, fp64: bool = True, group_size: int = GROUP_SIZE, param_bytes: int = 1024) -> None:
         super().__init__()

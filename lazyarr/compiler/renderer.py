@@ -63,6 +63,7 @@ class Renderer:
     simd_sums = False                    # lower_reduce: an innermost float sum's loop is vectorised
     library_calls: frozenset = frozenset()   # ... unless it calls one of these ops' functions
     escapes = False                      # stage 18: renders transcendentals.escape nodes
+    fused_approximations = False         # stage 18: approximations may use MULACC, rounded once
 
     def opt_target(self) -> OptTarget | None:
         """What kernel optimisation (stage 5) targets on this language's device; None: none."""

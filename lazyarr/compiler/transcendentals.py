@@ -8,9 +8,12 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   and tan: the product of x with 2/π's bits, 24 at a time, reduced modulo 4 term by term, the
   window of bits chosen by x's exponent with a chain of WHERE), evaluate a near-minimax
   polynomial of the reduced argument (coefficients from bench/transcendentals_fit.py), and carry
-  the leading terms in double-double arithmetic (exact two-sum and two-product, Dekker's
-  splitting: no FMA needed, and gcc runs with -ffp-contract=off, so nothing is fused) so that
-  the single final rounding dominates the error;
+  the leading terms in double-double arithmetic (exact two-sum and two-product) so that the
+  single final rounding dominates the error;
+- where the target has exact fused multiply-adds (`fused`: x86-64 with FMA), polynomial terms
+  are one MULACC each and the exact product one MULACC (1.1-2x faster); elsewhere polynomials
+  round twice a term and the exact product is Dekker's splitting (gcc runs with
+  -ffp-contract=off: nothing is fused that the graph does not say), within the same bounds;
 - float32 functions are computed in float32, sixteen lanes to a 512-bit vector where float64
   gets eight: Cody–Waite with float32 constants split so that the products are exact (ln2 with
   16 bits, |n| < 2^8), float32 minimax polynomials of the degree float32 needs (5 to 7 terms),
@@ -19,7 +22,8 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   bits), and float32 pairs where one rounding would cost an ulp (expm1: 2^n·((1 − 2^−n) + u)
   summed exactly until its last rounding; log2: the logarithm split into a 12-bit head whose
   product with log2(e)'s head is exact; log1p: 1 + x as an exact float32 pair; sin, cos, tan:
-  the reduced argument, sin and cos as float32 pairs, tan as their pair quotient). Two parts stay
+  the reduced argument, sin and cos as float32 pairs, tan as their pair quotient; where FMA
+  fuses and escapes reduce in float64, sin, cos and tan in float64, rounded once). Two parts stay
   in float64, where float32 cannot be exact cheaply: the reduction of sin, cos and tan (every x
   whatever its size, branch-free: x's 24-bit significand times five 29-bit chunks of 2/π, each
   product exact in float64, the window chosen by x's exponent among two, summed modulo 4 as
@@ -48,44 +52,18 @@ fraction of about 2^-48 of such doubles) can be off by more than an ulp.
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.transcendentals_coefficients import (
+    EXP_Q, LOG_T, SIN_S, COS_C, LN2_CW_HI, LN2_CW_LO, LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO, TWO_THIRDS_HI,
+    TWO_THIRDS_LO, PIO2_HI, PIO2_LO, PIO2_CW, TWO_OVER_PI_24, EXPF_P, EXP2F_Q, LOGF_R, SINF_S, COSF_C, TANHF_T,
+    LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS)
 
 F64, I64, F32, I32 = dtypes.float64, dtypes.int64, dtypes.float32, dtypes.int32
 # sin, cos and tan on a target with escapes leave arguments of this magnitude or more to it
 ESCAPE_AT = {F32: 2.0 ** 20, F64: 2.0 ** 22}
-
-EXP_Q = (
-    0.5, 0.16666666666666666, 0.04166666666666668, 0.008333333333333333, 0.0013888888888879075,
-    0.000198412698412633, 2.480158733643726e-05, 2.755731924721541e-06, 2.755726328441651e-07,
-    2.5052071097844777e-08, 2.0918135766484712e-09, 1.6086626642965137e-10)
-# LOG_T: max error 1.28e-20
-LOG_T = (
-    0.4, 0.28571428571428564, 0.2222222222222843, 0.18181818179657014, 0.15384615761157389,
-    0.1333329653543724, 0.11766813077591133, 0.10456328242945438, 0.10762415597972005)
-# SIN_S: max error 2.67e-27
-SIN_S = (
-    -0.16666666666666666, 0.008333333333333333, -0.0001984126984126984, 2.7557319223985884e-06,
-    -2.505210838543808e-08, 1.6059043835179388e-10, -7.647163296247091e-13, 2.811389908046657e-15,
-    -8.164451933675645e-18)
-# COS_C: max error 1.22e-28
-COS_C = (
-    0.041666666666666664, -0.001388888888888889, 2.48015873015873e-05, -2.755731922398589e-07,
-    2.0876756987866446e-09, -1.147074559698293e-11, 4.779477134318154e-14, -1.5618900736477574e-16,
-    4.0847726924602205e-19)
-LN2_CW_HI, LN2_CW_LO = 0.6931471805592082, 7.371002565167799e-13
-LN2_HI, LN2_LO = 0.6931471805599453, 2.3190468138462996e-17
-LOG2E_HI, LOG2E_LO = 1.4426950408889634, 2.0355273740931033e-17
-TWO_THIRDS_HI, TWO_THIRDS_LO = 0.6666666666666666, 3.700743415417188e-17
-PIO2_HI, PIO2_LO = 1.5707963267948966, 6.123233995736766e-17
-PIO2_CW = (1.570796325802803, 9.920935791635221e-10, 5.17018297889025e-19, 2.9038559739793605e-28)
-TWO_OVER_PI_24 = (
-    10680707, 7228996, 1387004, 2578385, 16069853, 12639074, 9804092, 4427841, 16666979, 11263675, 12935607,
-    2387514, 4345298, 14681673, 3074569, 13734428, 16653803, 1880361, 10960616, 8533493, 3062596, 8710556,
-    7349940, 6258241, 3772886, 3769171, 3798172, 8675211, 12450088, 3874808, 9961438, 366607, 15675153,
-    9132554, 7151469, 3571407, 2607881, 12013382, 4155038, 6285869, 7677882, 13102053, 15825725, 473591,
-    9065106, 15363067, 6271263, 9264392)
-
 
 # ---- building blocks ------------------------------------------------------------------------
 
@@ -133,11 +111,21 @@ def fabs(x: UOp) -> UOp:
     return x.alu(Ops.ABS)
 
 
+# whether the graph being built may use fused multiply-adds (the target's `fused_approximations`:
+# its hardware has them): polynomials then take one rounding a term, and two_prod one FMA
+fused: ContextVar[bool] = ContextVar("fused", default=False)
+
+
+def mad(a: UOp, b: UOp, c: UOp | float) -> UOp:
+    """a·b + c: rounded once (MULACC) where the target fuses, else twice."""
+    return UOp(Ops.MULACC, a.dtype, (a, b, a.const_like(c) if isinstance(c, float) else c)) if fused.get() else a * b + c
+
+
 def horner(x: UOp, coeffs: tuple[float, ...]) -> UOp:
     """Σ coeffs[k]·x^k, in x's dtype."""
     out = x.const_like(coeffs[-1])
     for c in reversed(coeffs[:-1]):
-        out = out * x + c
+        out = mad(out, x, c)
     return out
 
 
@@ -146,7 +134,7 @@ def estrin(x: UOp, coeffs: tuple[float, ...]) -> UOp:
     so on; a shorter chain of dependent operations than Horner's, for long polynomials."""
     terms, p = [x.const_like(c) for c in coeffs], x
     while len(terms) > 1:
-        terms = [terms[k] + terms[k + 1] * p for k in range(0, len(terms) - 1, 2)] + terms[len(terms) - len(terms) % 2:]
+        terms = [mad(terms[k + 1], p, terms[k]) for k in range(0, len(terms) - 1, 2)] + terms[len(terms) - len(terms) % 2:]
         p = p * p
     return terms[0]
 
@@ -173,8 +161,10 @@ def split(a: UOp) -> tuple[UOp, UOp]:
 
 
 def two_prod(a: UOp, b: UOp) -> tuple[UOp, UOp]:
-    """p + e == a·b exactly, p = fl(a·b) (Dekker), without a fused multiply-add."""
+    """p + e == a·b exactly, p = fl(a·b): one FMA where the target fuses, else Dekker's."""
     p = a * b
+    if fused.get():
+        return p, mad(a, b, -p)
     ah, al = split(a)
     bh, bl = split(b)
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
@@ -497,23 +487,7 @@ def sqrt64(x: UOp) -> UOp:
 
 
 # ---- float32, computed in float32 -----------------------------------------------------------------
-# Polynomials: near-minimax fits rounded to float32 (bench/transcendentals_fit.py prints them and
-# the error of the rounded polynomial); constants split so that their products with the reduction's
-# integer are exact.
-EXPF_P = (0.5, 0.1666666716337204, 0.041666463017463684, 0.00833331048488617, 0.0013933820882812142,
-          0.00019891180272679776)                                    # (e^r−1−r)/r², |r| ≤ ln2/2: 2^-30.8
-EXP2F_Q = (0.6931471824645996, 0.24022650718688965, 0.05550410971045494, 0.009618056006729603,
-           0.0013333501992747188, 0.00015461677685379982, 1.5297502613975666e-05)  # (2^r−1)/r: 2^-29.2
-LOGF_R = (0.6666666865348816, 0.4000012278556824, 0.28550779819488525, 0.23331613838672638)  # 2^-33.2
-SINF_S = (-0.1666666716337204, 0.008333331905305386, -0.00019840082677546889, 2.7249313916399842e-06)
-COSF_C = (0.0416666679084301, -0.00138888880610466, 2.480059629306197e-05, -2.730044741383608e-07)
-TANHF_T = (-0.3333333432674408, 0.133333221077919, -0.053964197635650635, 0.02181326039135456,
-           -0.008504769764840603, 0.002495379652827978)             # (tanh x − x)/x³, |x| ≤ 0.56
-LOG2E_F = 1.4426950216293335
-LN2F_HI, LN2F_LO = 0.693145751953125, 1.428606765330187e-06         # 16 bits: n·LN2F_HI exact, |n| < 2^8
-IVLN2F_HI, IVLN2F_LO = 1.4423828125, 0.00031222839606925845         # 12 bits: exact times a 12-bit hi
-TWO_OVER_PI_29 = (341782637, 423170132, 352195499, 488592205, 461485765, 90590992, 478285810)
-SQRT_HALF_BITS = 0x3F3504F3                                           # float32 √½
+# (its coefficients and constants: transcendentals_coefficients)
 
 
 def g(v: float) -> UOp:
@@ -685,14 +659,23 @@ def trigf_escaping(x: UOp, op: Ops) -> UOp:
     xd = select(small, x, g(0.0)).cast(F64)
     k = rint(xd * 0.6366197723675814)
     y = ((xd - k * PIO2_CW[0]) - k * PIO2_CW[1]) - k * PIO2_CW[2]
-    if op is Ops.TAN:   # sin/cos in float64, one quotient, one rounding: a quarter faster than the pairs'
-        z = y * y       # (five terms of each polynomial: the first left out adds 2^-28 of y at |y| = π/4)
-        s, c = y + y * z * horner(z, SIN_S[:5]), (1.0 - z * 0.5) + z * z * horner(z, COS_C[:5])
-        odd = (k.cast(I64) & 1).eq(i(1))          # (a condition as wide as the values: gcc vectorises no mix)
+    # sin and cos of y in float64 and one rounding to float32 (the float32 pairs' work is twice
+    # this where FMA makes a float64 polynomial term one instruction); five terms of each
+    # polynomial: the first left out adds 2^-28 of y at |y| = π/4
+    z = y * y
+    s, c = mad(y * z, horner(z, SIN_S[:5]), y), mad(z * z, horner(z, COS_C[:5]), 1.0 - z * 0.5)
+    q = k.cast(I64) + (1 if op is Ops.COS else 0)
+    odd = (q & 1).eq(i(1))          # (conditions as wide as the values: gcc vectorises no mix)
+    if op is Ops.TAN:               # one quotient, one rounding
         out = select(fabs(x).lt(g(2.0 ** -12)), x, fdiv(select(odd, -c, s), select(odd, s, c)).cast(F32))
-        return select(small, out, escape(x, op))
-    yh = y.cast(F32)
-    return select(small, _trigf_reduced(x, op, yh, (y - yh.cast(F64)).cast(F32), k.cast(I32) & 3), escape(x, op))
+    elif fused.get():
+        v = select(odd, c, s)
+        out = select((q & 2).eq(i(2)), -v, v).cast(F32)
+        out = out if op is Ops.COS else select(fabs(x).lt(g(2.0 ** -12)), x, out)
+    else:
+        yh = y.cast(F32)
+        out = _trigf_reduced(x, op, yh, (y - yh.cast(F64)).cast(F32), k.cast(I32) & 3)
+    return select(small, out, escape(x, op))
 
 
 def _trigf_reduced(x: UOp, op: Ops, yh: UOp, yl: UOp, q: UOp) -> UOp:
@@ -773,10 +756,18 @@ UNARY = {Ops.EXP: exp64, Ops.EXP2: exp2_64, Ops.EXPM1: expm1_64, Ops.LOG: log64,
          Ops.LOG1P: log1p64, Ops.TANH: tanh64, Ops.SQRT: sqrt64}
 
 
-def decompose(u: UOp, escapes: bool = False) -> UOp | None:
+def decompose(u: UOp, escapes: bool = False, fuses: bool = False) -> UOp | None:
     """The arithmetic graph computing `u` (a float32 or float64 transcendental op), or None.
     `escapes`: the target takes `escape` nodes (sin, cos and tan then reduce cheaply, leaving
-    large arguments to it)."""
+    large arguments to it); `fuses`: it has exact fused multiply-adds (`fused`)."""
+    token = fused.set(fuses)
+    try:
+        return _decomposed(u, escapes)
+    finally:
+        fused.reset(token)
+
+
+def _decomposed(u: UOp, escapes: bool) -> UOp | None:
     d = u.dtype
     if d.count != 1 or d not in (dtypes.float32, dtypes.float64) or u.arg is not None:
         return None
