@@ -159,7 +159,7 @@ def _mean(x: Tensor, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
 _UFUNC_NAMES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan", "arctan2": "atan2",
                 "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "power": "pow", "true_divide": "divide",
                 "invert": "bitwise_invert", "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
-                "rint": "round", "conjugate": "conj", "mod": "remainder"}
+                "conjugate": "conj", "mod": "remainder"}
 _UFUNC_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
                      "logical_and": "all", "logical_or": "any"}
 
