@@ -195,3 +195,186 @@ def test_numpy_ufuncs_dispatch_to_the_new_names():
     m, e = np.frexp(xp.asarray([8.0]))
     same(m, [0.5])
     same(e, np.array([4], np.int32))
+
+
+# ---- index tricks and creation --------------------------------------------------------------------
+
+def test_ix_and_indices():
+    same(xp.ix_([1, 0, 1], [True, False, True]), np.ix_([1, 0, 1], [True, False, True]))
+    same(xp.ix_(xp.arange(3) * 2, np.array([4, 1])), np.ix_(np.arange(3) * 2, np.array([4, 1])))
+    same(xp.ix_([]), np.ix_([]))
+    m = xp.asarray(np.arange(20).reshape(4, 5))
+    same(m[xp.ix_([0, 3], [1, 2, 4])], np.arange(20).reshape(4, 5)[np.ix_([0, 3], [1, 2, 4])])
+    with pytest.raises(ValueError):
+        xp.ix_([[1, 2]])
+    for dims in [(2, 3), (4,), (2, 1, 3), ()]:
+        same(xp.indices(dims), np.indices(dims))
+        same(xp.indices(dims, sparse=True), np.indices(dims, sparse=True))
+    same(xp.indices((2, 3), dtype=xp.float32), np.indices((2, 3), dtype=np.float32))
+    same(xp.fromfunction(lambda i, j: i * 10 + j, (2, 3)), np.fromfunction(lambda i, j: i * 10 + j, (2, 3)))
+    same(xp.fromfunction(lambda i, j: i == j, (3, 3), dtype=int), np.fromfunction(lambda i, j: i == j, (3, 3), dtype=int))
+    same(xp.identity(3), np.identity(3))
+    same(xp.identity(2, dtype=xp.int32), np.identity(2, dtype=np.int32))
+
+
+@pytest.mark.parametrize("how", ["list", "asarray", "computed", "strided"])
+def test_unravel_and_ravel_multi_index(how):
+    flat = np.array([5, 11, 0, 7, 3, 2])
+    for order in ["C", "F"]:
+        same(xp.unravel_index(made(flat, how), (3, 4), order=order), np.unravel_index(flat, (3, 4), order=order))
+        same(xp.unravel_index(7, (2, 3, 2), order=order), np.unravel_index(7, (2, 3, 2), order=order))
+    coords = (np.array([1, 2, 0, 2]), np.array([3, 0, 1, 1]))
+    same(xp.ravel_multi_index((made(coords[0], how), made(coords[1], how)), (3, 4)),
+         np.ravel_multi_index(coords, (3, 4)))
+    wild = (np.array([1, 5, -1]), np.array([-3, 0, 9]))
+    for mode in ["wrap", "clip", ("clip", "wrap")]:
+        for order in ["C", "F"]:
+            same(xp.ravel_multi_index((made(wild[0], how), made(wild[1], how)), (3, 4), mode=mode, order=order),
+                 np.ravel_multi_index(wild, (3, 4), mode=mode, order=order))
+    with pytest.raises(ValueError, match="out of bounds"):
+        xp.unravel_index(made(np.array([3, 12]), how), (3, 4))
+    with pytest.raises(ValueError):
+        xp.unravel_index(made(np.array([-1]), how), (3, 4))
+    with pytest.raises(ValueError, match="invalid entry"):
+        xp.ravel_multi_index((made(np.array([3]), how), made(np.array([1]), how)), (3, 4))
+    with pytest.raises(TypeError):
+        xp.ravel_multi_index(([1.0], [1]), (3, 4))
+    with pytest.raises(TypeError):
+        xp.unravel_index([1.5], (3, 4))
+    with pytest.raises(ValueError):
+        xp.ravel_multi_index(([1],), (3, 4))
+
+
+def test_mgrid_and_ogrid():
+    for key in [np.s_[0:5], np.s_[0:1:3j], np.s_[0.5:3], np.s_[3:0:-1], np.s_[0:5:2], np.s_[-1:1:1j]]:
+        same(xp.mgrid[key], np.mgrid[key], rtol=1e-15)
+        same(xp.ogrid[key], np.ogrid[key], rtol=1e-15)
+    for key in [np.s_[0:2, 0:3], np.s_[0:2, 0:3.0], np.s_[0:2:2j, 0:3], np.s_[-1:1:5j, 0:10:3], np.s_[0:1:3j, 1:2:2j, 0:2]]:
+        same(xp.mgrid[key], np.mgrid[key], rtol=1e-15)
+        same(xp.ogrid[key], np.ogrid[key], rtol=1e-15)
+    with pytest.raises(TypeError):
+        xp.mgrid[3]
+
+
+def test_diagonal_and_triangle_indices():
+    same(xp.diag_indices(3), np.diag_indices(3))
+    same(xp.diag_indices(2, 3), np.diag_indices(2, 3))
+    same(xp.diag_indices_from(xp.ones((3, 3))), np.diag_indices_from(np.ones((3, 3))))
+    with pytest.raises(ValueError):
+        xp.diag_indices_from(xp.ones((3, 4)))
+    for n, k, m in [(3, 0, None), (3, 1, 4), (4, -1, None), (4, -5, None), (3, 5, 2), (0, 0, None), (4, 2, 3)]:
+        same(xp.tril_indices(n, k, m), np.tril_indices(n, k, m))
+        same(xp.triu_indices(n, k, m), np.triu_indices(n, k, m))
+    a = np.arange(12.0).reshape(3, 4)
+    same(xp.tril_indices_from(xp.asarray(a), 1), np.tril_indices_from(a, 1))
+    same(xp.triu_indices_from(xp.asarray(a), -1), np.triu_indices_from(a, -1))
+    same(xp.asarray(a)[xp.triu_indices(3, 1, 4)], a[np.triu_indices(3, 1, 4)])
+
+
+# ---- manipulation ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", HOWS)
+def test_rotations_and_flips(how):
+    cube = np.arange(24.0).reshape(2, 3, 4)
+    for k in range(-1, 5):
+        for axes in [(0, 1), (1, 2), (2, 0), (-1, 0)]:
+            same(xp.rot90(made(cube, how), k, axes), np.rot90(cube, k, axes))
+    same(xp.flipud(made(A, how)), np.flipud(A))
+    same(xp.fliplr(made(A, how)), np.fliplr(A))
+    for bad in [(0,), (0, 0), (0, 3), (1, -2)]:
+        with pytest.raises(ValueError):
+            xp.rot90(xp.asarray(cube), 1, bad)
+    with pytest.raises(ValueError):
+        xp.fliplr(xp.asarray([1, 2]))
+    with pytest.raises(ValueError):
+        xp.flipud(xp.asarray(1.0))
+    grad_check(lambda t: xp.rot90(t) * xp.asarray(np.arange(24.0).reshape(6, 4)),
+               lambda a: np.rot90(a) * np.arange(24.0).reshape(6, 4), A)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_insert_append_delete(how):
+    b = np.arange(12).reshape(3, 4)
+    cases = [(1, 9, None), (1, [7, 8, 9], 1), ([1], [[7], [8], [9]], 1), ([0, 2, 2, -1], 5.7, 1),
+             (slice(0, 4, 2), [1, 2], 1), (4, [1, 2, 3], 1), (1, [1, 2, 3, 4], 0), ([], 3, 0), (-1, 3, None),
+             ([3, 1], [10, 20], None), (np.array([2, 0]), np.array([[1.5], [2.5], [3.5]]), 1)]
+    for obj, values, axis in cases:
+        same(xp.insert(made(b, how), obj, values, axis), np.insert(b, obj, values, axis))
+    same(xp.insert(made(b * 0.5, how), 2, xp.arange(4) * 10.0, 0), np.insert(b * 0.5, 2, np.arange(4) * 10.0, 0))
+    for obj, axis in [(1, None), ([0, 2], 1), (slice(0, 3, 2), 0), ([True, False, True, False], 1), (-1, 0), ([], 1)]:
+        same(xp.delete(made(b, how), obj, axis), np.delete(b, obj, axis))
+    same(xp.delete(made(b, how), xp.asarray([2, 0]), 1), np.delete(b, [2, 0], 1))
+    same(xp.append(made(b, how), [[1, 2, 3, 4]], 0), np.append(b, [[1, 2, 3, 4]], 0))
+    same(xp.append(made(b, how), [1.5]), np.append(b, [1.5]))
+    with pytest.raises(IndexError):
+        xp.insert(xp.asarray(b), 5, 1, axis=1)
+    with pytest.raises(IndexError):
+        xp.delete(xp.asarray(b), [4], axis=1)
+    with pytest.raises(ValueError):
+        xp.delete(xp.asarray(b), [True, False], axis=1)
+    with pytest.raises(TypeError):
+        xp.insert(xp.asarray(b), 1.0, 9)
+    with pytest.raises(ValueError):   # NumPy's AxisError
+        xp.delete(xp.asarray(b), 0, axis=2)
+    with pytest.raises(ValueError):
+        xp.append(xp.asarray(b), [1, 2], axis=0)
+
+
+def test_insert_and_delete_gradients():
+    grad_check(lambda t, v: xp.insert(t, [1, 3, 3], v, axis=1), lambda a, v: np.insert(a, [1, 3, 3], v, axis=1),
+               A[:3, :4], np.array([0.5, -1.0, 2.0]))
+    grad_check(lambda t: xp.delete(t, [0, 2], axis=1), lambda a: np.delete(a, [0, 2], axis=1), A)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_extract_compress_choose(how):
+    b = np.arange(12).reshape(3, 4) * 1.5
+    same(xp.extract(made(b % 2 == 0, how), made(b, how)), np.extract(b % 2 == 0, b))
+    same(xp.compress([False, True, True], made(b, how), 0), np.compress([False, True, True], b, 0))
+    same(xp.compress(made(np.array([1, 0, 1]), how), made(b, how), axis=1), np.compress([1, 0, 1], b, axis=1))
+    same(xp.compress([1, 0, 1, 1, 0], made(b, how)), np.compress([1, 0, 1, 1, 0], b))
+    with pytest.raises(IndexError):
+        xp.compress([0, 0, 0, 1], xp.asarray(b), axis=0)
+    choices = [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23], [30.5, 31, 32, 33]]
+    for idx, mode in [([2, 3, 1, 0], "raise"), ([2, 4, 1, -1], "wrap"), ([2, 4, 1, -1], "clip")]:
+        same(xp.choose(made(np.array(idx), how), choices, mode=mode), np.choose(idx, choices, mode=mode))
+    same(xp.choose(made(np.array([[0, 1], [1, 0]]), how), [xp.asarray(3), xp.asarray([5, 6])]),
+         np.choose([[0, 1], [1, 0]], [3, [5, 6]]))
+    many = [np.arange(4) * i for i in range(20)]
+    same(xp.choose(xp.asarray([19, 3, 7, 0]), many), np.choose([19, 3, 7, 0], many))
+    with pytest.raises(ValueError, match="invalid entry"):
+        xp.choose(made(np.array([0, 4, 1, 2]), how), choices)
+    with pytest.raises(TypeError):
+        xp.choose(xp.asarray([0.5]), choices)
+    grad_check(lambda c0, c1: xp.choose(xp.asarray([0, 1, 1, 0]), [c0, c1]),
+               lambda c0, c1: np.choose([0, 1, 1, 0], [c0, c1]), A[0, :4], A[1, :4])
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_select_and_piecewise(how):
+    x = np.arange(10)
+    xl = made(x, how)
+    conds = [xl < 3, xl > 5] if how != "list" else [x < 3, x > 5]
+    same(xp.select(conds, [xl, xl ** 2 if how != "list" else x ** 2], 42), np.select([x < 3, x > 5], [x, x ** 2], 42))
+    same(xp.select([x < 3, x > 5], [x.astype(np.float32), 1], 0), np.select([x < 3, x > 5], [x.astype(np.float32), 1], 0))
+    same(xp.select([x < 3], [x.astype(np.float32)], 0.5), np.select([x < 3], [x.astype(np.float32)], 0.5))
+    with pytest.raises(ValueError):
+        xp.select([x < 3], [x, x])
+    with pytest.raises(ValueError):
+        xp.select([], [])
+    with pytest.raises(TypeError):
+        xp.select([x], [x])
+    f = np.linspace(-2, 2, 9)
+    fl = made(f, how)
+    same(xp.piecewise(fl, [f < 0, f >= 0], [lambda v: -v, lambda v: v ** 2]),
+         np.piecewise(f, [f < 0, f >= 0], [lambda v: -v, lambda v: v ** 2]))
+    same(xp.piecewise(fl, [f < 0], [lambda v: -v, 7]), np.piecewise(f, [f < 0], [lambda v: -v, 7]))
+    same(xp.piecewise(made(x, how), [x < 3, x > 7], [1.5, lambda v: v * 2]),
+         np.piecewise(x, [x < 3, x > 7], [1.5, lambda v: v * 2]))
+    same(xp.piecewise(fl, f > 0, [1, 0]), np.piecewise(f, f > 0, [1, 0]))
+    with pytest.raises(ValueError):
+        xp.piecewise(fl, [f < 0], [1, 2, 3])
+    grad_check(lambda t: xp.piecewise(t, [t < 0], [lambda v: v * v, lambda v: xp.sin(v)]),
+               lambda a: np.piecewise(a, [a < 0], [lambda v: v * v, np.sin]), A[0])
+    grad_check(lambda t: xp.select([t < 0, t > 1], [t * 3, t * t], 0.0),
+               lambda a: np.select([a < 0, a > 1], [a * 3, a * a], 0.0), A[1] * 2)
