@@ -378,3 +378,42 @@ def test_select_and_piecewise(how):
                lambda a: np.piecewise(a, [a < 0], [lambda v: v * v, np.sin]), A[0])
     grad_check(lambda t: xp.select([t < 0, t > 1], [t * 3, t * t], 0.0),
                lambda a: np.select([a < 0, a > 1], [a * 3, a * a], 0.0), A[1] * 2)
+
+
+# ---- sets and sorting ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", HOWS)
+def test_set_functions(how):
+    a, b = np.array([5, 1, 3, 3, 7, 1, 9, 0]), np.array([[3, 1], [4, 8.0]])
+    for name in ["intersect1d", "union1d", "setdiff1d", "setxor1d"]:
+        same(getattr(xp, name)(made(a, how), made(b, how)), getattr(np, name)(a, b))
+    same(xp.intersect1d(made(a, how), b, return_indices=True), np.intersect1d(a, b, return_indices=True))
+    u1, u2 = np.array([5, 2, 9, 1]), np.array([9, 3, 5])
+    same(xp.intersect1d(made(u1, how), u2, assume_unique=True, return_indices=True),
+         np.intersect1d(u1, u2, assume_unique=True, return_indices=True))
+    same(xp.setdiff1d(made(u1, how), u2, assume_unique=True), np.setdiff1d(u1, u2, assume_unique=True))
+    same(xp.setxor1d(made(u1, how), u2, assume_unique=True), np.setxor1d(u1, u2, assume_unique=True))
+    same(xp.in1d(made(b, how), a), np.isin(b, a).ravel())
+    same(xp.in1d(made(b, how), a, invert=True), np.isin(b, a, invert=True).ravel())
+    n1, n2 = np.array([1.0, np.nan, 2, np.nan, -0.0]), np.array([np.nan, 2.0, 0.0])
+    for name in ["intersect1d", "union1d", "setdiff1d", "setxor1d"]:
+        same(getattr(xp, name)(n1, n2), getattr(np, name)(n1, n2))
+    same(xp.intersect1d([], [1]), np.intersect1d([], [1]))
+    same(xp.setxor1d(np.zeros(0), np.zeros(0)), np.setxor1d(np.zeros(0), np.zeros(0)))
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_lexsort(how):
+    k1, k2 = np.array([1, 5, 1, 4, 3, 4, 4]), np.array([9, 4, 0, 4, 0, 2, 1])
+    same(xp.lexsort((made(k1, how), made(k2, how))), np.lexsort((k1, k2)))
+    same(xp.lexsort(xp.asarray(np.stack([k1, k2]))), np.lexsort(np.stack([k1, k2])))
+    keys = RNG.integers(0, 3, (3, 4, 5))
+    for axis in [0, 1, -1]:
+        same(xp.lexsort([made(k, how) for k in keys], axis=axis), np.lexsort(list(keys), axis=axis))
+    floats = [np.array([1.0, np.nan, 0.0, 1.0]), np.array([True, False, True, True])]
+    same(xp.lexsort(floats), np.lexsort(floats))
+    with pytest.raises(TypeError):
+        xp.lexsort([])
+    with pytest.raises(ValueError):
+        xp.lexsort([[1, 2], [1, 2, 3]])
+    assert xp.lexsort([xp.asarray(k1) * 2]).schedule()   # lazy: nothing computed yet
