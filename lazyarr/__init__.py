@@ -38,6 +38,7 @@ from lazyarr.numpy_elementwise import *  # noqa: F401,F403
 from lazyarr.numpy_elementwise import divmod  # noqa: A001  (NumPy's name, on purpose)
 from lazyarr.numpy_indexing import *  # noqa: F401,F403
 from lazyarr.numpy_sets import *  # noqa: F401,F403
+from lazyarr.numpy_statistics import *  # noqa: F401,F403
 from lazyarr.sorting import argpartition, argsort, partition, sort
 from lazyarr.histograms import bincount, histogram
 from lazyarr.sets import isin, unique_all, unique_counts, unique_inverse, unique_values

@@ -9,7 +9,7 @@ primary one), each gathering the order so far.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -417,3 +417,139 @@ def test_lexsort(how):
     with pytest.raises(ValueError):
         xp.lexsort([[1, 2], [1, 2, 3]])
     assert xp.lexsort([xp.asarray(k1) * 2]).schedule()   # lazy: nothing computed yet
+
+
+# ---- statistics and calculus -----------------------------------------------------------------------
+
+COV_WEIGHTS = [{}, {"bias": True}, {"ddof": 3}, {"fweights": [1, 2, 0, 3, 1, 1, 2]},
+               {"aweights": [0.5, 1.0, 1.5, 0.2, 2.0, 1.0, 0.7]},
+               {"fweights": [1, 2, 0, 3, 1, 1, 2], "aweights": [0.5, 1.0, 1.5, 0.2, 2.0, 1.0, 0.7]},
+               {"fweights": np.array([1, 2, 1, 3, 1, 1, 2.0]), "aweights": np.ones(7), "ddof": 0}]
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_cov_and_corrcoef(how):
+    a, b = RNG.standard_normal((3, 7)), RNG.standard_normal((2, 7))
+    for kw in COV_WEIGHTS:
+        same(xp.cov(made(a, how), **kw), np.cov(a, **kw))
+        same(xp.cov(made(a, how), made(b, how), **kw), np.cov(a, b, **kw))
+        same(xp.cov(made(a.T, how), rowvar=False, **kw), np.cov(a.T, rowvar=False, **kw))
+    same(xp.cov(made(a[0], how)), np.cov(a[0]))   # one variable: 0-d
+    same(xp.cov(made(a[0], how), made(a[1], how)), np.cov(a[0], a[1]))
+    same(xp.cov(made(a.astype(np.float32), how)), np.cov(ref(a.astype(np.float32), how)))
+    same(xp.cov(made(a, how), dtype=xp.float32), np.cov(a, dtype=np.float32), rtol=1e-6)
+    same(xp.cov(xp.arange(12).reshape(3, 4) * 2), np.cov(np.arange(12).reshape(3, 4) * 2))
+    z = a + 1j * RNG.standard_normal((3, 7))
+    same(xp.cov(xp.asarray(z)), np.cov(z))
+    same(xp.corrcoef(xp.asarray(z)), np.corrcoef(z))
+    same(xp.corrcoef(made(a, how)), np.corrcoef(a))
+    same(xp.corrcoef(made(a, how), made(b, how)), np.corrcoef(a, b))
+    same(xp.corrcoef(made(a.T, how), rowvar=False), np.corrcoef(a.T, rowvar=False))
+    same(xp.corrcoef(made(a[0], how)), np.corrcoef(a[0]))
+    with pytest.raises(ValueError):
+        xp.cov(xp.ones((2, 2, 2)))
+    with pytest.raises(TypeError):
+        xp.cov(xp.asarray(a), fweights=[1.5, 1, 1, 1, 1, 1, 1])
+    with pytest.raises(ValueError):
+        xp.cov(xp.asarray(a), aweights=[-1.0, 1, 1, 1, 1, 1, 1])
+    with pytest.raises(RuntimeError):   # NumPy's type for weights of the wrong length
+        xp.cov(xp.asarray(a), fweights=[1, 2])
+    with pytest.warns(RuntimeWarning):
+        xp.cov(xp.asarray([[1.0], [2.0]]))
+
+
+def test_cov_gradient():
+    a = RNG.standard_normal((3, 5))
+    grad_check(lambda t: xp.cov(t), lambda x: np.cov(x), a)
+    grad_check(lambda t: xp.corrcoef(t), lambda x: np.corrcoef(x), a)
+    grad_check(lambda t: xp.cov(t, aweights=xp.asarray([1.0, 2, 1, 3, 1])),
+               lambda x: np.cov(x, aweights=[1.0, 2, 1, 3, 1]), a)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_gradient(how):
+    f = RNG.standard_normal((5, 6))
+    xc, yc = np.cumsum(RNG.uniform(0.5, 2, 6)), np.cumsum(RNG.uniform(0.5, 2, 5))
+    for edge_order in [1, 2]:
+        for args, kw in [((), {}), ((0.5,), {}), ((yc, xc), {}), ((2.0, xc), {}), ((xc,), {"axis": 1}),
+                         ((), {"axis": -2}), ((), {"axis": (1, 0)}), ((np.array(3.0),), {"axis": 0})]:
+            same(xp.gradient(made(f, how), *args, edge_order=edge_order, **kw),
+                 np.gradient(f, *args, edge_order=edge_order, **kw))
+        ints = np.arange(6) ** 2
+        same(xp.gradient(made(ints, how), edge_order=edge_order), np.gradient(ints, edge_order=edge_order))
+        f32 = f.astype(np.float32)
+        same(xp.gradient(made(f32, how), np.arange(6), axis=1, edge_order=edge_order),
+             np.gradient(ref(f32, how), np.arange(6), axis=1, edge_order=edge_order), rtol=1e-5)
+    same(xp.gradient(made(f[:, :2], how), axis=1), np.gradient(f[:, :2], axis=1))
+    with pytest.raises(ValueError):
+        xp.gradient(xp.asarray(f[:, :2]), axis=1, edge_order=2)
+    with pytest.raises(ValueError):
+        xp.gradient(xp.asarray(f), edge_order=3)
+    with pytest.raises(TypeError):
+        xp.gradient(xp.asarray(f), 1.0, 2.0, 3.0)
+    with pytest.raises(ValueError):
+        xp.gradient(xp.asarray(f), xc[:3], axis=1)
+    with pytest.raises(ValueError):   # NumPy's AxisError
+        xp.gradient(xp.asarray(f), axis=2)
+    grad_check(lambda t: xp.gradient(t, xp.asarray(xc), axis=1, edge_order=2),
+               lambda x: np.gradient(x, xc, axis=1, edge_order=2), f)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_trapezoid(how):
+    y, xs = RNG.standard_normal((4, 5)), np.cumsum(RNG.uniform(0.1, 1, 5))
+    same(xp.trapezoid(made(y, how)), np.trapezoid(y))
+    same(xp.trapezoid(made(y, how), made(xs, how)), np.trapezoid(y, xs))
+    same(xp.trapezoid(made(y, how), dx=0.3, axis=0), np.trapezoid(y, dx=0.3, axis=0))
+    same(xp.trapezoid(made(y, how), np.tile(xs, (4, 1))), np.trapezoid(y, np.tile(xs, (4, 1))))
+    same(xp.trapezoid(made(np.arange(5), how)), np.trapezoid(np.arange(5)))
+    same(xp.trapezoid(made(np.arange(5), how), dx=2), np.trapezoid(np.arange(5), dx=2))
+    same(xp.trapz(made(y, how), axis=0), np.trapezoid(y, axis=0))
+    y32 = y.astype(np.float32)
+    same(xp.trapezoid(made(y32, how)), np.trapezoid(ref(y32, how)), rtol=1e-6)
+    grad_check(lambda t, u: xp.trapezoid(t, u), lambda a, b: np.trapezoid(a, b), y, xs)
+
+
+def test_histogram2d_and_histogramdd():
+    s = RNG.standard_normal((60, 3))
+    s[3, 1] = np.nan   # in no bin
+    for kw in [{"bins": 4, "range": [(-2, 2), (-1, 1), (-3, 3)]}, {"bins": [2, 3, 4], "range": [None, (-1, 1), (-3, 3)]},
+               {"bins": [np.array([-1, 0, 0.5, 2]), 3, 2], "range": [None, (0, 1), (-1, 1)], "density": True}]:
+        for sample in [s, xp.asarray(s), xp.asarray(s.T).T, [xp.asarray(c) for c in s.T]]:
+            h, e = xp.histogramdd(sample, **kw)
+            wh, we = np.histogramdd(s, **kw)
+            same(h, wh)
+            same(e, tuple(we))
+    finite = s[np.isfinite(s).all(1)]
+    weights = np.arange(len(finite)) * 0.5
+    h, e = xp.histogramdd(xp.asarray(finite) * 1.0, bins=3, weights=weights)
+    wh, we = np.histogramdd(finite, bins=3, weights=weights)
+    same(h, wh)
+    same(e, tuple(we))
+    x, y = RNG.standard_normal(100), RNG.standard_normal(100)
+    for kw in [{}, {"bins": 5}, {"bins": [3, 4]}, {"bins": np.linspace(-2, 2, 5)}, {"bins": [np.linspace(-2, 2, 5), 3]},
+               {"bins": 4, "density": True}, {"bins": 3, "weights": x ** 2}, {"bins": 6, "range": [[-1, 1], [0, 2]]}]:
+        same(xp.histogram2d(xp.asarray(x), xp.asarray(y)[::1], **kw), np.histogram2d(x, y, **kw))
+    x32, y32 = x.astype(np.float32), y.astype(np.float32)
+    same(xp.histogram2d(xp.asarray(x32), xp.asarray(y32)), np.histogram2d(x32, y32))
+    same(xp.histogram2d(xp.arange(10), xp.arange(10) % 3), np.histogram2d(np.arange(10), np.arange(10) % 3))
+    with pytest.raises(ValueError):
+        xp.histogramdd(s, bins=[2, 3])
+    with pytest.raises(ValueError):
+        xp.histogramdd(s, bins=0)
+    with pytest.raises(ValueError):
+        xp.histogramdd(s, bins=[np.array([1.0, 0.0]), 2, 2])
+    with pytest.raises(ValueError):   # the NaN column's autodetected range
+        xp.histogramdd(s, bins=2)
+    with pytest.raises(ValueError):
+        xp.histogram2d(xp.asarray(x), xp.asarray(y[:5]))
+
+
+def test_histogram_sorted_counting_and_weights_gradient(monkeypatch):
+    from lazyarr import numpy_statistics
+    monkeypatch.setattr(numpy_statistics, "DIRECT_COUNT", 10)   # the sort-and-search path
+    x, y = RNG.standard_normal(80), RNG.standard_normal(80)
+    same(xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=3), np.histogram2d(x, y, bins=3))
+    same(xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=3, weights=x ** 2), np.histogram2d(x, y, bins=3, weights=x ** 2))
+    grad_check(lambda w: xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=3, weights=w)[0],
+               lambda w: np.histogram2d(x, y, bins=3, weights=w)[0], np.abs(y))
