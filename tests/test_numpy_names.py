@@ -553,3 +553,105 @@ def test_histogram_sorted_counting_and_weights_gradient(monkeypatch):
     same(xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=3, weights=x ** 2), np.histogram2d(x, y, bins=3, weights=x ** 2))
     grad_check(lambda w: xp.histogram2d(xp.asarray(x), xp.asarray(y), bins=3, weights=w)[0],
                lambda w: np.histogram2d(x, y, bins=3, weights=w)[0], np.abs(y))
+
+
+# ---- polynomials ------------------------------------------------------------------------------------------
+
+def _sorted(a):
+    a = np.asarray(a.numpy() if isinstance(a, xp.ndarray) else a)
+    return np.sort_complex(a) if np.iscomplexobj(a) else np.sort(a)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_polynomial_functions(how):
+    p, x = np.array([3, 0, -2, 1]), np.linspace(-2, 2, 7)
+    same(xp.polyval(made(p, how), made(x, how)), np.polyval(p, x))
+    p32, x32 = p.astype(np.float32), x.astype(np.float32)
+    same(xp.polyval(made(p32, how), made(x32, how)), np.polyval(ref(p32, how), ref(x32, how)), rtol=1e-6)
+    same(xp.polyval(made(p, how), 3), np.polyval(p, 3))
+    same(xp.polyval(made(p, how), xp.arange(4)), np.polyval(p, np.arange(4)))
+    for m in range(5):
+        same(xp.polyder(made(p, how), m), np.polyder(p, m))
+        same(xp.polyint(made(p, how), m), np.polyint(p, m))
+        same(xp.polyint(made(p, how), m, k=[1, 2, 3, 4][:max(m, 1)]), np.polyint(p, m, k=[1, 2, 3, 4][:max(m, 1)]))
+    same(xp.polyder([5]), np.polyder([5]))
+    same(xp.polyint([1, 2], 3, 5), np.polyint([1, 2], 3, 5))
+    same(xp.polyadd(made(np.array([0, 1]), how), [1]), np.polyadd([0, 1], [1]))
+    same(xp.polysub(made(np.array([1, 2, 3]), how), [5, 1.5]), np.polysub([1, 2, 3], [5, 1.5]))
+    same(xp.polymul(made(np.array([0, 1, 2]), how), [1, 1]), np.polymul([0, 1, 2], [1, 1]))   # leading zeros trimmed
+    same(xp.polymul([1, 2], made(np.array([3.5, 1, 0]), how)), np.polymul([1, 2], [3.5, 1, 0]))
+    for u, v in [([1, 3, 2], [1, 1]), ([1, 2, 3, 4], [2, 1]), ([1, 2], [1, 2, 3])]:
+        same(xp.polydiv(made(np.array(u), how), v), np.polydiv(u, v))
+    same(xp.vander(made(np.array([1, 2, 3]), how)), np.vander([1, 2, 3]))
+    same(xp.vander(made(np.array([1.5, 2, -1]), how), 4, increasing=True), np.vander([1.5, 2, -1], 4, increasing=True))
+    with pytest.raises(ValueError):
+        xp.polyder(p, -1)
+    with pytest.raises(ValueError):
+        xp.polyint(p, 3, k=[1, 2])
+    grad_check(lambda c, t: xp.polyval(c, t), np.polyval, p * 1.0, x)
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_polyfit_and_roots(how):
+    x = np.linspace(0, 3, 9)
+    y = 2 * x ** 2 - x + 0.5 + np.sin(x) * 0.1
+    same(xp.polyfit(made(x, how), made(y, how), 2), np.polyfit(x, y, 2), rtol=1e-10)
+    same(xp.polyfit(made(x, how), made(y, how), 3, w=np.linspace(1, 2, 9)), np.polyfit(x, y, 3, w=np.linspace(1, 2, 9)),
+         rtol=1e-9)
+    got, want = xp.polyfit(made(x, how), y, 2, full=True), np.polyfit(x, y, 2, full=True)
+    same(tuple(got[:4]), want[:4], rtol=1e-9, atol=1e-20)
+    assert got[4] == want[4]
+    same(xp.polyfit(made(x, how), y, 2, cov=True), np.polyfit(x, y, 2, cov=True), rtol=1e-8)
+    same(xp.polyfit(made(x, how), y, 2, cov="unscaled"), np.polyfit(x, y, 2, cov="unscaled"), rtol=1e-8)
+    two = np.stack([y, y * 2 + 1], 1)
+    same(xp.polyfit(x, made(two, how), 2), np.polyfit(x, two, 2), rtol=1e-10)
+    same(xp.polyfit(x, made(two, how), 2, cov=True), np.polyfit(x, two, 2, cov=True), rtol=1e-8)
+    with pytest.warns(np.exceptions.RankWarning):
+        xp.polyfit([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], 4)
+    for bad in [dict(x=[[1.0, 2.0]], y=[1.0, 2.0], deg=1), dict(x=[], y=[], deg=1), dict(x=[1.0, 2.0], y=[1.0], deg=1)]:
+        with pytest.raises(TypeError):
+            xp.polyfit(**bad)
+    with pytest.raises(ValueError):
+        xp.polyfit([1.0, 2.0], [1.0, 2.0], -1)
+    grad_check(lambda t: xp.polyfit(xp.asarray(x), t, 2), lambda v: np.polyfit(x, v, 2), y)
+    for r in [[1, -3, 2], [1, 0, 1], [0, 0], [0, 1, 0, 0], [1, 2], [2], [1j, 1], [0, 2, -6, 4, 0], [1, -6, 11, -6]]:
+        got, want = xp.roots(made(np.array(r), how) if how != "list" else r), np.roots(r)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(_sorted(got), _sorted(want), atol=1e-12)
+    with pytest.raises(ValueError):
+        xp.roots(np.ones((2, 2)))
+    for zeros in [[1, 2], [1j, -1j], [1 + 1j, 2], np.array([[1.0, 2], [3, 4]]), np.array([1, 2], np.float32)]:
+        same(xp.poly(zeros), np.poly(zeros), rtol=1e-6)
+    assert xp.poly([]) == np.poly([]) == 1.0
+
+
+def test_poly1d():
+    P, Q = xp.poly1d([1, 2, 3]), np.poly1d([1, 2, 3])
+
+    def same_poly(got, want, rtol=1e-12):
+        assert isinstance(got, xp.poly1d)
+        same(got.coeffs, want.coeffs, rtol=rtol)
+
+    for got, want in [(P * 2, Q * 2), (2 * P, 2 * Q), (P + [1], Q + [1]), (P - P, Q - Q), (1 - P, 1 - Q), (-P, -Q),
+                      (P ** 2, Q ** 2), (P * P, Q * Q), (P.deriv(), Q.deriv()), (P.deriv(2), Q.deriv(2)),
+                      (P.integ(k=1), Q.integ(k=1)), (P / 2, Q / 2), (P(xp.poly1d([1, 0, 1])), Q(np.poly1d([1, 0, 1]))),
+                      (xp.poly1d([1, -3, 2], r=True), np.poly1d([1, -3, 2], r=True)),
+                      (xp.poly1d([0, 0, 1.5]), np.poly1d([0, 0, 1.5])), (xp.polyadd(P, [1]), np.polyadd(Q, [1]))]:
+        same_poly(got, want)
+    for got, want in zip(P / xp.poly1d([1, 1]), Q / np.poly1d([1, 1])):
+        same_poly(got, want)
+    assert (P[0], P[2], P[5], P.order, len(P)) == (Q[0], Q[2], Q[5], Q.order, len(Q))
+    same(P.c, Q.c)
+    same(P.coeffs, Q.coeffs)
+    same(P(2), Q(2))
+    same(P(xp.arange(3) * 0.5), Q(np.arange(3) * 0.5))
+    same(P.roots, Q.roots)
+    assert repr(P) == repr(Q) == "poly1d([1, 2, 3])"
+    assert repr(xp.poly1d([0, 1.5, 2])) == repr(np.poly1d([0, 1.5, 2]))
+    assert str(P) == str(Q) and str(xp.poly1d([1, 2], variable="z")) == str(np.poly1d([1, 2], variable="z"))
+    assert P == xp.poly1d([1, 2, 3]) and P != xp.poly1d([1, 2]) and P != xp.poly1d([1, 2, 4])
+    np.testing.assert_array_equal(np.asarray(P), [1, 2, 3])
+    with pytest.raises(ValueError):
+        P ** -1
+    with pytest.raises(ValueError):
+        xp.poly1d([[1, 2]])
