@@ -655,3 +655,109 @@ def test_poly1d():
         P ** -1
     with pytest.raises(ValueError):
         xp.poly1d([[1, 2]])
+
+
+# ---- dtype, kinds of values, memory ----------------------------------------------------------------------
+
+def test_dtype():
+    assert xp.dtype(xp.float16).itemsize == 2
+    assert xp.dtype("float32") == xp.float32 and xp.dtype("float32") is xp.float32
+    for given, want in [("f8", xp.float64), ("<i4", xp.int32), (np.int16, xp.int16), (np.dtype("uint8"), xp.uint8),
+                        (float, xp.float64), (int, xp.int64), (complex, xp.complex128), (bool, xp.bool), (None, xp.float64),
+                        ("c8", xp.complex64), ("e", xp.float16), (">f4", xp.float32), (xp.int8, xp.int8)]:
+        assert xp.dtype(given) is want, given
+    assert isinstance(xp.float32, xp.dtype) and not isinstance("float32", xp.dtype)
+    assert xp.dtype("i8").kind == np.dtype("i8").kind and xp.zeros(2, dtype=xp.dtype("f4")).dtype == xp.float32
+    for bad in ["U5", "S3", "f4,i4", "datetime64[s]", object]:
+        with pytest.raises(TypeError, match="not supported"):
+            xp.dtype(bad)
+    with pytest.raises(TypeError, match="not understood"):
+        xp.dtype("no such type")
+    with pytest.raises(TypeError):
+        xp.dtype(xp.ones(2))
+
+
+def test_complex_objects():
+    assert xp.iscomplexobj([1j]) and xp.iscomplexobj(xp.asarray([1 + 0j])) and xp.iscomplexobj(1j)
+    assert not xp.iscomplexobj(xp.arange(3) * 2.0) and xp.isrealobj(A) and not xp.isrealobj(xp.asarray([1j]))
+    assert xp.iscomplexobj(xp.complex64) and not xp.iscomplexobj(np.float32)
+    for a in [np.array([1 + 1e-15j, 2]), np.array([1 + 1e-6j], np.complex64), np.array([1 + 1e-3j]), np.array([1.0, 2.0]),
+              np.array([1 + np.nan * 1j])]:
+        same(xp.real_if_close(xp.asarray(a) * 1), np.real_if_close(a))
+    same(xp.real_if_close(xp.asarray([1 + 1e-3j]), tol=1e-2), np.real_if_close(np.array([1 + 1e-3j]), tol=1e-2))
+
+
+def test_shares_memory():
+    a, na = xp.asarray(np.arange(12.0).reshape(3, 4)), np.arange(12.0).reshape(3, 4)
+    pairs = [(lambda x: x, lambda x: x[::2]), (lambda x: x[:, ::2], lambda x: x[:, 1::2]), (lambda x: x.T, lambda x: x[1]),
+             (lambda x: x[0], lambda x: x[1]), (lambda x: x[::-1], lambda x: x[2:, 1:]),
+             (lambda x: x.reshape(4, 3), lambda x: x[1:2, 3]), (lambda x: x[0, :2], lambda x: x[0, 2:]),
+             (lambda x: x[:, 1], lambda x: x.T[2]), (lambda x: x[1:, ::3], lambda x: x[::2, 3])]
+    for f, g in pairs:
+        assert xp.shares_memory(f(a), g(a)) == np.shares_memory(f(na), g(na))
+        assert xp.may_share_memory(f(a), g(a)) == np.may_share_memory(f(na), g(na))
+    z, nz = xp.asarray(np.arange(4) + 1j), np.arange(4) + 1j
+    assert xp.shares_memory(z.real, z.imag) == np.shares_memory(nz.real, nz.imag) is False
+    assert xp.may_share_memory(z.real, z.imag) == np.may_share_memory(nz.real, nz.imag) is True
+    assert xp.shares_memory(z, z.imag) and not xp.shares_memory(z.real[1:], z.imag[:1])
+    assert xp.shares_memory(xp.broadcast_to(a[0], (3, 4)), a[0, 1:2])
+    for independent in [a.copy(), a + 0, xp.asarray(na), xp.asarray(na).T, na]:
+        assert not xp.shares_memory(a, independent) and not xp.may_share_memory(a, independent)
+    assert xp.shares_memory(a, a.numpy())   # a computed array's buffer, as NumPy reads it
+    assert xp.shares_memory(na, na[1:]) and not xp.shares_memory(na, na.copy())
+    assert not xp.shares_memory(xp.arange(3) * 2, xp.arange(3))   # nothing computed yet: no memory to share
+    assert xp.shares_memory(a[::2], a[2:], max_work=0) is True and xp.shares_memory(a[::2], a[1:2]) is False
+
+
+# ---- applying functions -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["asarray", "computed", "transposed"])
+def test_apply_along_and_over_axes(how):
+    m = np.arange(12.0).reshape(3, 4)
+    for axis in [0, 1, -1]:
+        same(xp.apply_along_axis(lambda r: xp.stack([xp.sum(r), xp.max(r)]), axis, made(m, how)),
+             np.apply_along_axis(lambda r: np.stack([r.sum(), r.max()]), axis, m))
+        same(xp.apply_along_axis(lambda r: xp.outer(r, r), axis, made(m, how)), np.apply_along_axis(lambda r: np.outer(r, r), axis, m))
+        same(xp.apply_along_axis(xp.sum, axis, made(m, how)), np.apply_along_axis(np.sum, axis, m))
+    same(xp.apply_along_axis(lambda r, k: r[k:], 1, made(m, how), 2), np.apply_along_axis(lambda r, k: r[k:], 1, m, 2))
+    c = np.arange(24).reshape(2, 3, 4)
+    same(xp.apply_over_axes(xp.sum, xp.asarray(c), [0, 2]), np.apply_over_axes(np.sum, c, [0, 2]))
+    same(xp.apply_over_axes(lambda x, ax: xp.max(x, axis=ax, keepdims=True), xp.asarray(c) * 2, -1),
+         np.apply_over_axes(np.max, c * 2, -1))
+    with pytest.raises(ValueError):
+        xp.apply_along_axis(xp.sum, 1, xp.ones((0, 3)))
+    with pytest.raises(ValueError):
+        xp.apply_over_axes(lambda x, ax: xp.sum(x), xp.ones((2, 3)), [0])
+    grad_check(lambda t: xp.apply_along_axis(lambda r: xp.sum(r * r), 1, t), lambda x: np.sum(x * x, axis=1), A)
+
+
+def test_vectorize_and_frompyfunc():
+    def pick(p, q):
+        return p + q if p > q else p - q
+
+    v = xp.vectorize(pick)
+    same(v(xp.asarray([1, 5, 3]), 2), np.vectorize(pick)([1, 5, 3], 2))
+    same(v(xp.asarray(A[:2]), A[2]), np.vectorize(pick)(A[:2], A[2]))
+    same(xp.vectorize(lambda p: (p, p * 2.0))(xp.asarray([1, 2])), np.vectorize(lambda p: (p, p * 2.0))([1, 2]))
+    assert xp.vectorize(otypes=[xp.float32])(lambda p: p / 2)(xp.asarray([1, 2])).dtype == xp.float32
+    same(xp.vectorize(lambda r: r.sum(), signature="(n)->()")(xp.asarray(A)), A.sum(axis=1))
+    assert v.__name__ == "pick"
+    f = xp.frompyfunc(lambda p, q: p * q, 2, 1)
+    same(f(xp.asarray([1, 2, 3]), 2), np.array([2, 4, 6]))
+    same(f(3, 4), np.array(12))
+    same(f.reduce(xp.asarray([1, 2, 3, 4])), np.array(24))
+    same(f.accumulate([1.5, 2, 3]), np.array([1.5, 3.0, 9.0]))
+    same(f.outer([1, 2], xp.asarray([3, 4])), np.array([[3, 4], [6, 8]]))
+    assert (f.nin, f.nout, f.nargs) == (2, 1, 3)
+    two = xp.frompyfunc(lambda p: (p + 1, p * 2), 1, 2)
+    same(two(xp.asarray([1, 2])), (np.array([2, 3]), np.array([2, 4])))
+    with pytest.raises(TypeError):
+        xp.frompyfunc(lambda p: str(p), 1, 1)(xp.asarray([1, 2]))
+
+
+def test_printing():
+    t = xp.asarray(A[:2]) * 2
+    assert xp.array2string(t, precision=3) == np.array2string(A[:2] * 2, precision=3)
+    assert xp.array_repr(xp.asarray([1, 2], dtype=xp.int8)) == np.array_repr(np.array([1, 2], np.int8))
+    assert xp.array_str(t.T[::2]) == np.array_str((A[:2] * 2).T[::2])
+    assert xp.array2string(xp.asarray([1.5, 2.0]), separator=", ") == "[1.5, 2. ]"
