@@ -41,6 +41,7 @@ from lazyarr.numpy_sets import *  # noqa: F401,F403
 from lazyarr.numpy_statistics import *  # noqa: F401,F403
 from lazyarr.polynomials import *  # noqa: F401,F403
 from lazyarr.numpy_names import *  # noqa: F401,F403
+from lazyarr.numpy_io import *  # noqa: F401,F403
 from lazyarr.sorting import argpartition, argsort, partition, sort
 from lazyarr.histograms import bincount, histogram
 from lazyarr.sets import isin, unique_all, unique_counts, unique_inverse, unique_values

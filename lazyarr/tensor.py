@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linear_algebra,
-                     manipulation as mp, searching, sorting, statistics as st, views)
+                     manipulation as mp, numpy_io, searching, sorting, statistics as st, views)
 from lazyarr.arrays import Array, check_writable, grad_mode, hold, layout_strides, make_view, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
@@ -287,6 +287,10 @@ class Tensor(Array):
 
     def tobytes(self, order: str = "C") -> bytes:
         return self.numpy().tobytes(order)
+
+    def tofile(self, fid: Any, sep: str = "", format: str = "%s") -> None:
+        """The values written to a file as raw bytes (C order), or as text separated by sep."""
+        numpy_io.tofile(self, fid, sep, format)
 
     @property
     def strides(self) -> tuple[int, ...]:

@@ -761,3 +761,57 @@ def test_printing():
     assert xp.array_repr(xp.asarray([1, 2], dtype=xp.int8)) == np.array_repr(np.array([1, 2], np.int8))
     assert xp.array_str(t.T[::2]) == np.array_str((A[:2] * 2).T[::2])
     assert xp.array2string(xp.asarray([1.5, 2.0]), separator=", ") == "[1.5, 2. ]"
+
+
+# ---- files --------------------------------------------------------------------------------------------
+
+def test_save_and_load(tmp_path):
+    t = xp.asarray(A) * 2
+    xp.save(tmp_path / "a.npy", t)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), A * 2)   # NumPy reads lazyarr's file
+    np.save(tmp_path / "b.npy", A.astype(np.float32))
+    got = xp.load(tmp_path / "b.npy")                                    # and lazyarr NumPy's
+    same(got, A.astype(np.float32), rtol=0, atol=0)
+    xp.save(tmp_path / "c.npy", xp.asarray(A).T[::2])
+    same(xp.load(tmp_path / "c.npy"), A.T[::2], rtol=0, atol=0)
+    np.save(tmp_path / "d.npy", xp.arange(5, dtype=xp.int16))             # through the array protocol
+    same(xp.load(tmp_path / "d.npy", mmap_mode="r"), np.arange(5, dtype=np.int16))
+    buf = io.BytesIO()
+    xp.save(buf, xp.asarray([1 + 2j, 3j]))
+    buf.seek(0)
+    same(xp.load(buf), np.array([1 + 2j, 3j]))
+    for saver, loader in [(xp.savez, np.load), (xp.savez_compressed, xp.load), (np.savez, xp.load)]:
+        path = tmp_path / f"{saver.__name__}{loader.__module__}.npz"
+        saver(path, t, np.arange(3), weights=xp.asarray([True, False]))
+        with loader(path) as archive:
+            assert sorted(archive.files) == ["arr_0", "arr_1", "weights"]
+            same(xp.asarray(archive["arr_0"]), A * 2, rtol=0, atol=0)
+            same(xp.asarray(archive["arr_1"]), np.arange(3))
+            same(xp.asarray(archive["weights"]), np.array([True, False]))
+            if loader is xp.load:
+                assert isinstance(archive["arr_0"], xp.ndarray) and len(archive) == 3 and "weights" in archive
+                assert dict(archive).keys() == {"arr_0", "arr_1", "weights"}
+    np.save(tmp_path / "s.npy", np.array(["a", "b"]))
+    with pytest.raises(TypeError):
+        xp.load(tmp_path / "s.npy")
+
+
+def test_text_and_raw_files(tmp_path):
+    text = io.StringIO("1,2,3\n4,,6\n7,8,9\n")
+    same(xp.genfromtxt(text, delimiter=","), np.genfromtxt(io.StringIO("1,2,3\n4,,6\n7,8,9\n"), delimiter=","))
+    text = io.StringIO("# x y\n1 2.5\n3 4.5\n")
+    same(xp.genfromtxt(text, skip_header=1, dtype=xp.float32), np.array([[1, 2.5], [3, 4.5]], np.float32))
+    with pytest.raises(TypeError):
+        xp.genfromtxt(io.StringIO("a,1\nb,2\n"), delimiter=",", dtype=None, encoding="utf-8")
+    with pytest.raises(TypeError):
+        xp.genfromtxt(io.StringIO("1,2\n3,\n"), delimiter=",", usemask=True)
+    t = xp.asarray(A).T * 3
+    t.tofile(tmp_path / "raw.bin")
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "raw.bin").reshape(6, 4), A.T * 3)
+    same(xp.fromfile(tmp_path / "raw.bin", dtype=xp.float64, count=5), (A.T * 3).ravel()[:5], rtol=0, atol=0)
+    same(xp.fromfile(tmp_path / "raw.bin", dtype="f8", offset=8).reshape(-1)[:2], (A.T * 3).ravel()[1:3], rtol=0, atol=0)
+    xp.arange(4, dtype=xp.int32).tofile(tmp_path / "ints.txt", sep=",")
+    assert (tmp_path / "ints.txt").read_text() == "0,1,2,3"
+    same(xp.fromfile(tmp_path / "ints.txt", dtype=int, sep=","), np.arange(4))
+    with pytest.raises(TypeError):
+        xp.fromfile(tmp_path / "ints.txt", dtype="U3")
