@@ -40,6 +40,8 @@ def resolved(name: str, numpy_fn: Callable[..., Any], *args: Any) -> tuple[list[
             arrays.append(t)
             probes.append(np.empty(0, t.dtype.np))
         else:   # a Python scalar: weak, as NumPy 2 treats it
+            if isinstance(a, int) and not isinstance(a, bool) and not -2 ** 63 <= a < 2 ** 64:
+                raise OverflowError(f"{name}: Python integer {a} out of bounds for int64")
             arrays.append(None)
             probes.append(a)
     try:
@@ -47,7 +49,8 @@ def resolved(name: str, numpy_fn: Callable[..., Any], *args: Any) -> tuple[list[
             out = numpy_fn(*probes)
     except TypeError as e:
         raise TypeError(f"{name}: {e}") from None
-    result = tuple(dtypes.as_dtype(o.dtype) for o in out) if isinstance(out, tuple) else dtypes.as_dtype(out.dtype)
+    result = tuple(dtypes.as_dtype(np.asarray(o).dtype) for o in out) if isinstance(out, tuple) else \
+        dtypes.as_dtype(np.asarray(out).dtype)
     first = result[0] if isinstance(result, tuple) else result
     made = [t if t is not None else asarray(a, dtype=_scalar_dtype(a, first), device=device)
             for a, t in zip(args, arrays)]

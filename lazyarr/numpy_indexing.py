@@ -25,13 +25,13 @@ from lazyarr.arrays import Array, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import arange, as_tensor, asarray, eye, zeros_like
 from lazyarr.elementwise import (add, clip, equal, floor_divide, greater_equal, less, logical_not, logical_or,
-                                 multiply, remainder, where)
+                                 multiply, remainder, subtract, where)
 from lazyarr.gathering import take
-from lazyarr.graph import cast_uop, expand_uop, gather_uop, normalize_axis, reshape_uop
+from lazyarr.graph import MAX_SIZE, cast_uop, expand_uop, gather_uop, normalize_axis, reshape_uop
 from lazyarr.manipulation import (broadcast_arrays, broadcast_to, concat, flip, moveaxis, permute_dims, ravel, reshape,
                                   stack)
 from lazyarr.searching import nonzero, searchsorted
-from lazyarr.statistics import any as any_
+from lazyarr.statistics import any as any_, cumulative_sum
 
 
 def gather_along(x: Array, idx: Array, axis: int) -> Array:
@@ -239,19 +239,33 @@ def diag_indices_from(arr: Any) -> tuple[Array, ...]:
     return diag_indices(shape[0], len(shape))
 
 
-def _triangle(n: int, m: int, first: Callable[[int], int], last: Callable[[int], int]) -> tuple[Array, Array]:
-    """The (row, column) indices of the positions of an n x m grid with first(r) <= column <
-    last(r) in row r, in row-major order: each flat position's row found by a binary search in
-    the rows' starts (host arithmetic on n numbers), its column by its distance from the start."""
-    lo = [min(max(first(r), 0), m) for r in range(n)]
-    counts = [max(min(max(last(r), 0), m) - lo[r], 0) for r in range(n)]
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if n else np.zeros(0, np.int64)
-    total = int(sum(counts))
+def _clipped_sum(a: int, n: int, m: int) -> int:
+    """Σ over r in [0, n) of r + a clipped to [0, m], in closed form (n may be huge)."""
+    first = min(max(-a, 0), n)             # the first r with r + a >= 0
+    past = min(max(m - a + 1, 0), n)       # the first r with r + a > m
+    count = max(past - first, 0)
+    return count * (first + past - 1) // 2 + a * count + (n - max(past, first)) * m
+
+
+def _triangle(name: str, n: int, m: int, k: int, upper: bool) -> tuple[Array, Array]:
+    """The (row, column) indices of the lower (on and below diagonal k) or upper (on and above it)
+    triangle of an n x m grid, in row-major order, lazily: each row's count and first column are
+    computed per row, their running sum gives each row's first flat position, and each flat
+    position's row is found by a binary search in those (the total alone on the host)."""
+    if min(n, m) < 0:
+        raise ValueError(f"{name}: n and m must be non-negative, got {n} and {m}")
+    total = n * m - _clipped_sum(k, n, m) if upper else _clipped_sum(k + 1, n, m)
+    if n > MAX_SIZE or m > MAX_SIZE or total > MAX_SIZE:
+        raise ValueError(f"{name}: maximum allowed size exceeded ({total} indices of a {n} x {m} grid)")
     j = arange(total)
-    row = searchsorted(asarray(starts), j, side="right") - 1
     if total == 0:
-        return row, j
-    col = j - take(asarray(starts), row) + take(asarray(np.asarray(lo, np.int64)), row)
+        return j, j
+    r = arange(n)
+    first = clip(add(r, k), 0, m) if upper else zeros_like(r)
+    counts = subtract(m, first) if upper else clip(add(r, k + 1), 0, m)
+    starts = cumulative_sum(counts, include_initial=True)[:-1]
+    row = subtract(searchsorted(starts, j, side="right"), 1)
+    col = add(subtract(j, gather_along(starts, row, 0)), gather_along(first, row, 0))
     return row, col
 
 
@@ -259,14 +273,14 @@ def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array
     """The indices of the lower triangle (on and below the k-th diagonal) of an n x m array."""
     n, k = operator.index(n), operator.index(k)
     m = n if m is None else operator.index(m)
-    return _triangle(n, m, lambda r: 0, lambda r: r + k + 1)
+    return _triangle("tril_indices", n, m, k, upper=False)
 
 
 def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
     """The indices of the upper triangle (on and above the k-th diagonal) of an n x m array."""
     n, k = operator.index(n), operator.index(k)
     m = n if m is None else operator.index(m)
-    return _triangle(n, m, lambda r: r + k, lambda r: m)
+    return _triangle("triu_indices", n, m, k, upper=True)
 
 
 def _matrix_shape(name: str, arr: Any) -> tuple[int, int]:

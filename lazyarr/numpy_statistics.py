@@ -52,6 +52,11 @@ def _observations(name: str, a: Any, rowvar: bool, d: dtypes.DType) -> Array:
     return x.T if not rowvar and x.shape[0] != 1 else x
 
 
+class WeightsShapeError(ValueError, RuntimeError):
+    """Weights of the wrong shape: NumPy's cov raises RuntimeError, lazyarr's bad input raises
+    ValueError; this is both."""
+
+
 def _weights(kind: str, w: Any, n: int) -> Array:
     t = as_tensor(w)
     if kind == "fweights":
@@ -60,9 +65,9 @@ def _weights(kind: str, w: Any, n: int) -> Array:
         if t.dtype.is_complex:
             raise TypeError("cov: fweights must be integer")
     if t.ndim > 1:
-        raise RuntimeError(f"cov: cannot handle multidimensional {kind}")
+        raise WeightsShapeError(f"cov: cannot handle multidimensional {kind}")
     if t.shape[0] != n:
-        raise RuntimeError(f"cov: incompatible numbers of samples and {kind}")
+        raise WeightsShapeError(f"cov: incompatible numbers of samples and {kind}")
     t = t.astype(dtypes.float64)
     if bool(any_(less(t, 0.0))):
         raise ValueError(f"cov: {kind} cannot be negative")

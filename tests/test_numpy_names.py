@@ -4,7 +4,6 @@ shapes, on inputs made several ways (lists, NumPy arrays, lazy graphs, strided v
 gradients of the differentiable ones, and NumPy's exception types for bad input."""
 import io
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -452,8 +451,10 @@ def test_cov_and_corrcoef(how):
         xp.cov(xp.asarray(a), fweights=[1.5, 1, 1, 1, 1, 1, 1])
     with pytest.raises(ValueError):
         xp.cov(xp.asarray(a), aweights=[-1.0, 1, 1, 1, 1, 1, 1])
-    with pytest.raises(RuntimeError):   # NumPy's type for weights of the wrong length
+    with pytest.raises(RuntimeError):   # NumPy's type for weights of the wrong length (and a ValueError)
         xp.cov(xp.asarray(a), fweights=[1, 2])
+    with pytest.raises(ValueError):
+        xp.cov(xp.asarray(a), aweights=np.ones((7, 1)))
     with pytest.warns(RuntimeWarning):
         xp.cov(xp.asarray([[1.0], [2.0]]))
 
@@ -815,3 +816,6 @@ def test_text_and_raw_files(tmp_path):
     same(xp.fromfile(tmp_path / "ints.txt", dtype=int, sep=","), np.arange(4))
     with pytest.raises(TypeError):
         xp.fromfile(tmp_path / "ints.txt", dtype="U3")
+    for read in [xp.load, xp.fromfile, xp.genfromtxt]:   # NumPy's error for a missing file
+        with pytest.raises(FileNotFoundError):
+            read(tmp_path / "missing.npy")

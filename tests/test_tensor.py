@@ -148,7 +148,8 @@ def test_numpy_functions_dispatch_lazily():
     np.testing.assert_allclose(np.sum(t), 3.0)
     assert isinstance(np.cumsum(t), xp.Tensor)
     assert isinstance(np.convolve(t, t), xp.Tensor)
-    assert isinstance(np.vander(t), np.ndarray)  # no lazy version: computed by NumPy on the host
+    assert isinstance(np.vander(t), xp.Tensor)
+    assert isinstance(np.ediff1d(t), np.ndarray)  # no lazy version: computed by NumPy on the host
 
 
 def test_array_namespace():

@@ -215,9 +215,11 @@ def reproducer(name: str, args: tuple, kwargs: dict) -> str:
 
 # functions that run user code or compile user source: their own tests below; NumPy's print
 # options, error state and text files (global state, files): tests/test_numpy_functions.py;
-# graph (writes files): tests/test_debug.py
+# graph (writes files): tests/test_debug.py; NumPy's files through NumPy (a missing file is
+# NumPy's OSError): tests/test_numpy_names.py
 SEPARATE = {"custom_kernel", "precompiled", "function", "grad", "value_and_grad", "no_grad",
-            "set_printoptions", "get_printoptions", "printoptions", "errstate", "savetxt", "loadtxt", "graph"}
+            "set_printoptions", "get_printoptions", "printoptions", "errstate", "savetxt", "loadtxt", "graph",
+            "save", "load", "savez", "savez_compressed", "genfromtxt", "fromfile"}
 
 
 def namespace_functions() -> dict[str, Callable]:
@@ -323,7 +325,8 @@ def test_namespace_functions_raise_only_user_errors(name):
 # ---- Tensor methods, properties, operators, conversions -----------------------------------------
 
 SKIP_METHODS = {"rebind", "uop",   # the graph-level hooks the namespace modules write through
-                "to_dot"}           # writes files (test_debug tests its errors)
+                "to_dot",           # writes files (test_debug tests its errors)
+                "tofile"}           # writes files through NumPy (tests/test_numpy_names.py)
 AUTOGRAD_METHODS = {"backward", "requires_grad_", "assign", "requires_grad", "retain_grad"}
 OPERATOR_NAMES = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor", "lshift",
                   "rshift"}
