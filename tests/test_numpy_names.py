@@ -819,3 +819,34 @@ def test_text_and_raw_files(tmp_path):
     for read in [xp.load, xp.fromfile, xp.genfromtxt]:   # NumPy's error for a missing file
         with pytest.raises(FileNotFoundError):
             read(tmp_path / "missing.npy")
+
+
+# ---- laziness ------------------------------------------------------------------------------------------
+
+def test_names_whose_shape_does_not_depend_on_data_stay_lazy(monkeypatch):
+    """Building these runs no kernel: they are graphs until their values are asked for."""
+    from tests.helpers import watch_launches
+    runs = []
+    watch_launches(monkeypatch, runs.append)
+    x = xp.arange(12).reshape(3, 4) * 2.0 + 1.0   # a graph, computed by nothing yet
+    v = x[0] * 0.5
+    built = [xp.fmax(x, v), xp.cbrt(x), xp.frexp(x)[0], xp.ldexp(x, 3), xp.i0(x), xp.sinc(x), xp.gcd(xp.arange(6), 4),
+             xp.divmod(x, 3.0)[1], xp.heaviside(x - 5, 0.5), xp.rot90(x), xp.fliplr(x), xp.insert(x, [1, 2], v[:1], axis=1),
+             xp.delete(x, 1, axis=0), xp.append(x, x, axis=0), xp.choose(xp.arange(4) % 2, [v, v * 2], mode="wrap"),
+             xp.select([x > 3], [x]), xp.piecewise(x, [x > 3], [lambda t: t * 2, 0]), xp.lexsort([v, v * -1]),
+             xp.cov(x), xp.corrcoef(x), xp.gradient(x, axis=1), xp.trapezoid(x, v), xp.polyval(v, x), xp.polyder(v),
+             xp.polyint(v), xp.polyadd(v, v[:2]), xp.vander(v), xp.tril_indices(4, 1)[1], xp.indices((2, 3)),
+             xp.mgrid[0:2, 0:1:3j], xp.ix_(v, v)[0],
+             xp.apply_along_axis(xp.sum, 1, x), xp.ravel_multi_index((xp.arange(3), xp.arange(3)), (3, 4), mode="clip")]
+    assert runs == []
+    assert all(not b.is_realized for b in built if b.size)
+
+
+def test_numpy_functions_reach_the_new_names():
+    """NumPy's functions called on Tensors dispatch to lazyarr's (the array function protocol)."""
+    a = xp.asarray(np.arange(6.0))
+    assert np.shares_memory(a, a[::2]) and not np.may_share_memory(a, a.copy())
+    for got in [np.insert(a, 1, 5.0), np.cov(a), np.gradient(a), np.polyval(a, a), np.rot90(a.reshape(2, 3)),
+                np.trapezoid(a), np.intersect1d(a, a[::2]), np.histogram2d(a, a)[0]]:
+        assert isinstance(got, xp.ndarray)
+    same(np.delete(a, [0, 5]), np.arange(1.0, 5.0))
