@@ -166,8 +166,8 @@ def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
             for a, n in enumerate(dims)]
     if sparse:
         return tuple(axes)
-    if not axes:
-        return zeros_like(asarray(np.zeros((0,))), dtype=d)
+    if not axes:   # a grid of no axes: no index arrays
+        return asarray(np.zeros(0, d.np))
     return stack([broadcast_to(a, dims) for a in axes], axis=0)
 
 
@@ -231,6 +231,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
 
 
 def diag_indices_from(arr: Any) -> tuple[Array, ...]:
+    """The indices of the main diagonal of arr (all of whose axes must have one length)."""
     shape = as_tensor(arr).shape
     if len(shape) < 2:
         raise ValueError("diag_indices_from: input array must be at least 2-d")
