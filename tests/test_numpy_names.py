@@ -55,6 +55,12 @@ def same(got, want, rtol=1e-12, atol=1e-12, dtype=True):
         np.testing.assert_array_equal(g, w)
 
 
+def fails(error, fn, *args, **kwargs):
+    """fn(*args, **kwargs) raises `error`."""
+    with pytest.raises(error):
+        fn(*args, **kwargs)
+
+
 def grad_check(fn, np_fn, *arrays, rtol=1e-6, atol=1e-8, eps=1e-6):
     """backward() of sum(fn(x) * w) against central differences of NumPy's np_fn, along two
     random directions per argument."""
@@ -97,12 +103,9 @@ def test_unary_functions(how):
         same(xp.i0(big), np.i0(big), rtol=1e-14, atol=0)
     assert np.signbit(xp.cbrt(xp.asarray([-0.0])).numpy()[0])
     same(xp.cbrt(xp.asarray([27.0, -64.0, 8e-300])), np.cbrt([27.0, -64.0, 8e-300]), rtol=0)   # exact cubes
-    with pytest.raises(TypeError):
-        xp.i0(xp.asarray([1j]))
-    with pytest.raises(TypeError):
-        xp.degrees(xp.asarray([1j]))
-    with pytest.raises(TypeError):
-        xp.fix(xp.asarray([1 + 1j]))
+    fails(TypeError, xp.i0, xp.asarray([1j]))
+    fails(TypeError, xp.degrees, xp.asarray([1j]))
+    fails(TypeError, xp.fix, xp.asarray([1 + 1j]))
 
 
 @pytest.mark.parametrize("how", HOWS)
@@ -117,8 +120,7 @@ def test_binary_functions(how):
     same(xp.fmax(made(ints, how), 2), np.fmax(ints, 2))
     same(xp.fmin(made(ints, how), 2.5), np.fmin(ints, 2.5))
     assert float(xp.fmax(1.0, np.nan)) == 1.0
-    with pytest.raises(TypeError):
-        xp.fmax(xp.asarray([1j]), 1)
+    fails(TypeError, xp.fmax, xp.asarray([1j]), 1)
 
 
 def test_ldexp_and_frexp():
@@ -137,10 +139,8 @@ def test_ldexp_and_frexp():
     same(xp.ldexp(xp.asarray([1, 2], dtype=xp.int8), 3), np.ldexp(np.array([1, 2], np.int8), 3))
     same(xp.ldexp(xp.asarray(A.T)[::2], 3), np.ldexp(A.T[::2], 3))
     same(xp.ldexp(1.5, [1, -2]), np.ldexp(1.5, [1, -2]))
-    with pytest.raises(TypeError):
-        xp.ldexp(xp.asarray([1.0]), 2.0)   # a float exponent: no loop, as NumPy
-    with pytest.raises(TypeError):
-        xp.frexp(xp.asarray([1j]))
+    fails(TypeError, xp.ldexp, xp.asarray([1.0]), 2.0)   # a float exponent: no loop, as NumPy
+    fails(TypeError, xp.frexp, xp.asarray([1j]))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64])
@@ -159,10 +159,8 @@ def test_gcd_lcm(dtype):
 
 
 def test_gcd_lcm_bad_input_and_divmod():
-    with pytest.raises(TypeError):
-        xp.gcd(xp.asarray([1.0, 2.0]), 2)
-    with pytest.raises(TypeError):
-        xp.lcm(xp.asarray([True]), xp.asarray([False]))
+    fails(TypeError, xp.gcd, xp.asarray([1.0, 2.0]), 2)
+    fails(TypeError, xp.lcm, xp.asarray([True]), xp.asarray([False]))
     same(xp.gcd([12, 18], [8, 27]), np.gcd([12, 18], [8, 27]))
     a, b = A * 7, A[::-1] + 0.5
     for x, y in [(a, b), (np.arange(-7, 8), 3), (np.arange(-7, 8), -4), (np.arange(-7, 8).astype(np.float32), -2.5)]:
@@ -204,8 +202,7 @@ def test_ix_and_indices():
     same(xp.ix_([]), np.ix_([]))
     m = xp.asarray(np.arange(20).reshape(4, 5))
     same(m[xp.ix_([0, 3], [1, 2, 4])], np.arange(20).reshape(4, 5)[np.ix_([0, 3], [1, 2, 4])])
-    with pytest.raises(ValueError):
-        xp.ix_([[1, 2]])
+    fails(ValueError, xp.ix_, [[1, 2]])
     for dims in [(2, 3), (4,), (2, 1, 3), ()]:
         same(xp.indices(dims), np.indices(dims))
         same(xp.indices(dims, sparse=True), np.indices(dims, sparse=True))
@@ -232,16 +229,12 @@ def test_unravel_and_ravel_multi_index(how):
                  np.ravel_multi_index(wild, (3, 4), mode=mode, order=order))
     with pytest.raises(ValueError, match="out of bounds"):
         xp.unravel_index(made(np.array([3, 12]), how), (3, 4))
-    with pytest.raises(ValueError):
-        xp.unravel_index(made(np.array([-1]), how), (3, 4))
+    fails(ValueError, xp.unravel_index, made(np.array([-1]), how), (3, 4))
     with pytest.raises(ValueError, match="invalid entry"):
         xp.ravel_multi_index((made(np.array([3]), how), made(np.array([1]), how)), (3, 4))
-    with pytest.raises(TypeError):
-        xp.ravel_multi_index(([1.0], [1]), (3, 4))
-    with pytest.raises(TypeError):
-        xp.unravel_index([1.5], (3, 4))
-    with pytest.raises(ValueError):
-        xp.ravel_multi_index(([1],), (3, 4))
+    fails(TypeError, xp.ravel_multi_index, ([1.0], [1]), (3, 4))
+    fails(TypeError, xp.unravel_index, [1.5], (3, 4))
+    fails(ValueError, xp.ravel_multi_index, ([1],), (3, 4))
 
 
 def test_mgrid_and_ogrid():
@@ -259,8 +252,7 @@ def test_diagonal_and_triangle_indices():
     same(xp.diag_indices(3), np.diag_indices(3))
     same(xp.diag_indices(2, 3), np.diag_indices(2, 3))
     same(xp.diag_indices_from(xp.ones((3, 3))), np.diag_indices_from(np.ones((3, 3))))
-    with pytest.raises(ValueError):
-        xp.diag_indices_from(xp.ones((3, 4)))
+    fails(ValueError, xp.diag_indices_from, xp.ones((3, 4)))
     for n, k, m in [(3, 0, None), (3, 1, 4), (4, -1, None), (4, -5, None), (3, 5, 2), (0, 0, None), (4, 2, 3)]:
         same(xp.tril_indices(n, k, m), np.tril_indices(n, k, m))
         same(xp.triu_indices(n, k, m), np.triu_indices(n, k, m))
@@ -281,12 +273,9 @@ def test_rotations_and_flips(how):
     same(xp.flipud(made(A, how)), np.flipud(A))
     same(xp.fliplr(made(A, how)), np.fliplr(A))
     for bad in [(0,), (0, 0), (0, 3), (1, -2)]:
-        with pytest.raises(ValueError):
-            xp.rot90(xp.asarray(cube), 1, bad)
-    with pytest.raises(ValueError):
-        xp.fliplr(xp.asarray([1, 2]))
-    with pytest.raises(ValueError):
-        xp.flipud(xp.asarray(1.0))
+        fails(ValueError, xp.rot90, xp.asarray(cube), 1, bad)
+    fails(ValueError, xp.fliplr, xp.asarray([1, 2]))
+    fails(ValueError, xp.flipud, xp.asarray(1.0))
     grad_check(lambda t: xp.rot90(t) * xp.asarray(np.arange(24.0).reshape(6, 4)),
                lambda a: np.rot90(a) * np.arange(24.0).reshape(6, 4), A)
 
@@ -305,18 +294,12 @@ def test_insert_append_delete(how):
     same(xp.delete(made(b, how), xp.asarray([2, 0]), 1), np.delete(b, [2, 0], 1))
     same(xp.append(made(b, how), [[1, 2, 3, 4]], 0), np.append(b, [[1, 2, 3, 4]], 0))
     same(xp.append(made(b, how), [1.5]), np.append(b, [1.5]))
-    with pytest.raises(IndexError):
-        xp.insert(xp.asarray(b), 5, 1, axis=1)
-    with pytest.raises(IndexError):
-        xp.delete(xp.asarray(b), [4], axis=1)
-    with pytest.raises(ValueError):
-        xp.delete(xp.asarray(b), [True, False], axis=1)
-    with pytest.raises(TypeError):
-        xp.insert(xp.asarray(b), 1.0, 9)
-    with pytest.raises(ValueError):   # NumPy's AxisError
-        xp.delete(xp.asarray(b), 0, axis=2)
-    with pytest.raises(ValueError):
-        xp.append(xp.asarray(b), [1, 2], axis=0)
+    fails(IndexError, xp.insert, xp.asarray(b), 5, 1, axis=1)
+    fails(IndexError, xp.delete, xp.asarray(b), [4], axis=1)
+    fails(ValueError, xp.delete, xp.asarray(b), [True, False], axis=1)
+    fails(TypeError, xp.insert, xp.asarray(b), 1.0, 9)
+    fails(ValueError, xp.delete, xp.asarray(b), 0, axis=2)   # NumPy's AxisError
+    fails(ValueError, xp.append, xp.asarray(b), [1, 2], axis=0)
 
 
 def test_insert_and_delete_gradients():
@@ -332,8 +315,7 @@ def test_extract_compress_choose(how):
     same(xp.compress([False, True, True], made(b, how), 0), np.compress([False, True, True], b, 0))
     same(xp.compress(made(np.array([1, 0, 1]), how), made(b, how), axis=1), np.compress([1, 0, 1], b, axis=1))
     same(xp.compress([1, 0, 1, 1, 0], made(b, how)), np.compress([1, 0, 1, 1, 0], b))
-    with pytest.raises(IndexError):
-        xp.compress([0, 0, 0, 1], xp.asarray(b), axis=0)
+    fails(IndexError, xp.compress, [0, 0, 0, 1], xp.asarray(b), axis=0)
     choices = [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23], [30.5, 31, 32, 33]]
     for idx, mode in [([2, 3, 1, 0], "raise"), ([2, 4, 1, -1], "wrap"), ([2, 4, 1, -1], "clip")]:
         same(xp.choose(made(np.array(idx), how), choices, mode=mode), np.choose(idx, choices, mode=mode))
@@ -343,8 +325,7 @@ def test_extract_compress_choose(how):
     same(xp.choose(xp.asarray([19, 3, 7, 0]), many), np.choose([19, 3, 7, 0], many))
     with pytest.raises(ValueError, match="invalid entry"):
         xp.choose(made(np.array([0, 4, 1, 2]), how), choices)
-    with pytest.raises(TypeError):
-        xp.choose(xp.asarray([0.5]), choices)
+    fails(TypeError, xp.choose, xp.asarray([0.5]), choices)
     grad_check(lambda c0, c1: xp.choose(xp.asarray([0, 1, 1, 0]), [c0, c1]),
                lambda c0, c1: np.choose([0, 1, 1, 0], [c0, c1]), A[0, :4], A[1, :4])
 
@@ -357,12 +338,9 @@ def test_select_and_piecewise(how):
     same(xp.select(conds, [xl, xl ** 2 if how != "list" else x ** 2], 42), np.select([x < 3, x > 5], [x, x ** 2], 42))
     same(xp.select([x < 3, x > 5], [x.astype(np.float32), 1], 0), np.select([x < 3, x > 5], [x.astype(np.float32), 1], 0))
     same(xp.select([x < 3], [x.astype(np.float32)], 0.5), np.select([x < 3], [x.astype(np.float32)], 0.5))
-    with pytest.raises(ValueError):
-        xp.select([x < 3], [x, x])
-    with pytest.raises(ValueError):
-        xp.select([], [])
-    with pytest.raises(TypeError):
-        xp.select([x], [x])
+    fails(ValueError, xp.select, [x < 3], [x, x])
+    fails(ValueError, xp.select, [], [])
+    fails(TypeError, xp.select, [x], [x])
     f = np.linspace(-2, 2, 9)
     fl = made(f, how)
     same(xp.piecewise(fl, [f < 0, f >= 0], [lambda v: -v, lambda v: v ** 2]),
@@ -371,8 +349,7 @@ def test_select_and_piecewise(how):
     same(xp.piecewise(made(x, how), [x < 3, x > 7], [1.5, lambda v: v * 2]),
          np.piecewise(x, [x < 3, x > 7], [1.5, lambda v: v * 2]))
     same(xp.piecewise(fl, f > 0, [1, 0]), np.piecewise(f, f > 0, [1, 0]))
-    with pytest.raises(ValueError):
-        xp.piecewise(fl, [f < 0], [1, 2, 3])
+    fails(ValueError, xp.piecewise, fl, [f < 0], [1, 2, 3])
     grad_check(lambda t: xp.piecewise(t, [t < 0], [lambda v: v * v, lambda v: xp.sin(v)]),
                lambda a: np.piecewise(a, [a < 0], [lambda v: v * v, np.sin]), A[0])
     grad_check(lambda t: xp.select([t < 0, t > 1], [t * 3, t * t], 0.0),
@@ -411,10 +388,8 @@ def test_lexsort(how):
         same(xp.lexsort([made(k, how) for k in keys], axis=axis), np.lexsort(list(keys), axis=axis))
     floats = [np.array([1.0, np.nan, 0.0, 1.0]), np.array([True, False, True, True])]
     same(xp.lexsort(floats), np.lexsort(floats))
-    with pytest.raises(TypeError):
-        xp.lexsort([])
-    with pytest.raises(ValueError):
-        xp.lexsort([[1, 2], [1, 2, 3]])
+    fails(TypeError, xp.lexsort, [])
+    fails(ValueError, xp.lexsort, [[1, 2], [1, 2, 3]])
     assert xp.lexsort([xp.asarray(k1) * 2]).schedule()   # lazy: nothing computed yet
 
 
@@ -445,16 +420,12 @@ def test_cov_and_corrcoef(how):
     same(xp.corrcoef(made(a, how), made(b, how)), np.corrcoef(a, b))
     same(xp.corrcoef(made(a.T, how), rowvar=False), np.corrcoef(a.T, rowvar=False))
     same(xp.corrcoef(made(a[0], how)), np.corrcoef(a[0]))
-    with pytest.raises(ValueError):
-        xp.cov(xp.ones((2, 2, 2)))
-    with pytest.raises(TypeError):
-        xp.cov(xp.asarray(a), fweights=[1.5, 1, 1, 1, 1, 1, 1])
-    with pytest.raises(ValueError):
-        xp.cov(xp.asarray(a), aweights=[-1.0, 1, 1, 1, 1, 1, 1])
+    fails(ValueError, xp.cov, xp.ones((2, 2, 2)))
+    fails(TypeError, xp.cov, xp.asarray(a), fweights=[1.5, 1, 1, 1, 1, 1, 1])
+    fails(ValueError, xp.cov, xp.asarray(a), aweights=[-1.0, 1, 1, 1, 1, 1, 1])
     with pytest.raises(RuntimeError):   # NumPy's type for weights of the wrong length (and a ValueError)
         xp.cov(xp.asarray(a), fweights=[1, 2])
-    with pytest.raises(ValueError):
-        xp.cov(xp.asarray(a), aweights=np.ones((7, 1)))
+    fails(ValueError, xp.cov, xp.asarray(a), aweights=np.ones((7, 1)))
     with pytest.warns(RuntimeWarning):
         xp.cov(xp.asarray([[1.0], [2.0]]))
 
@@ -482,16 +453,11 @@ def test_gradient(how):
         same(xp.gradient(made(f32, how), np.arange(6), axis=1, edge_order=edge_order),
              np.gradient(ref(f32, how), np.arange(6), axis=1, edge_order=edge_order), rtol=1e-5)
     same(xp.gradient(made(f[:, :2], how), axis=1), np.gradient(f[:, :2], axis=1))
-    with pytest.raises(ValueError):
-        xp.gradient(xp.asarray(f[:, :2]), axis=1, edge_order=2)
-    with pytest.raises(ValueError):
-        xp.gradient(xp.asarray(f), edge_order=3)
-    with pytest.raises(TypeError):
-        xp.gradient(xp.asarray(f), 1.0, 2.0, 3.0)
-    with pytest.raises(ValueError):
-        xp.gradient(xp.asarray(f), xc[:3], axis=1)
-    with pytest.raises(ValueError):   # NumPy's AxisError
-        xp.gradient(xp.asarray(f), axis=2)
+    fails(ValueError, xp.gradient, xp.asarray(f[:, :2]), axis=1, edge_order=2)
+    fails(ValueError, xp.gradient, xp.asarray(f), edge_order=3)
+    fails(TypeError, xp.gradient, xp.asarray(f), 1.0, 2.0, 3.0)
+    fails(ValueError, xp.gradient, xp.asarray(f), xc[:3], axis=1)
+    fails(ValueError, xp.gradient, xp.asarray(f), axis=2)   # NumPy's AxisError
     grad_check(lambda t: xp.gradient(t, xp.asarray(xc), axis=1, edge_order=2),
                lambda x: np.gradient(x, xc, axis=1, edge_order=2), f)
 
@@ -534,16 +500,11 @@ def test_histogram2d_and_histogramdd():
     x32, y32 = x.astype(np.float32), y.astype(np.float32)
     same(xp.histogram2d(xp.asarray(x32), xp.asarray(y32)), np.histogram2d(x32, y32))
     same(xp.histogram2d(xp.arange(10), xp.arange(10) % 3), np.histogram2d(np.arange(10), np.arange(10) % 3))
-    with pytest.raises(ValueError):
-        xp.histogramdd(s, bins=[2, 3])
-    with pytest.raises(ValueError):
-        xp.histogramdd(s, bins=0)
-    with pytest.raises(ValueError):
-        xp.histogramdd(s, bins=[np.array([1.0, 0.0]), 2, 2])
-    with pytest.raises(ValueError):   # the NaN column's autodetected range
-        xp.histogramdd(s, bins=2)
-    with pytest.raises(ValueError):
-        xp.histogram2d(xp.asarray(x), xp.asarray(y[:5]))
+    fails(ValueError, xp.histogramdd, s, bins=[2, 3])
+    fails(ValueError, xp.histogramdd, s, bins=0)
+    fails(ValueError, xp.histogramdd, s, bins=[np.array([1.0, 0.0]), 2, 2])
+    fails(ValueError, xp.histogramdd, s, bins=2)   # the NaN column's autodetected range
+    fails(ValueError, xp.histogram2d, xp.asarray(x), xp.asarray(y[:5]))
 
 
 def test_histogram_sorted_counting_and_weights_gradient(monkeypatch):
@@ -585,10 +546,8 @@ def test_polynomial_functions(how):
         same(xp.polydiv(made(np.array(u), how), v), np.polydiv(u, v))
     same(xp.vander(made(np.array([1, 2, 3]), how)), np.vander([1, 2, 3]))
     same(xp.vander(made(np.array([1.5, 2, -1]), how), 4, increasing=True), np.vander([1.5, 2, -1], 4, increasing=True))
-    with pytest.raises(ValueError):
-        xp.polyder(p, -1)
-    with pytest.raises(ValueError):
-        xp.polyint(p, 3, k=[1, 2])
+    fails(ValueError, xp.polyder, p, -1)
+    fails(ValueError, xp.polyint, p, 3, k=[1, 2])
     grad_check(lambda c, t: xp.polyval(c, t), np.polyval, p * 1.0, x)
 
 
@@ -610,17 +569,14 @@ def test_polyfit_and_roots(how):
     with pytest.warns(np.exceptions.RankWarning):
         xp.polyfit([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], 4)
     for bad in [dict(x=[[1.0, 2.0]], y=[1.0, 2.0], deg=1), dict(x=[], y=[], deg=1), dict(x=[1.0, 2.0], y=[1.0], deg=1)]:
-        with pytest.raises(TypeError):
-            xp.polyfit(**bad)
-    with pytest.raises(ValueError):
-        xp.polyfit([1.0, 2.0], [1.0, 2.0], -1)
+        fails(TypeError, xp.polyfit, **bad)
+    fails(ValueError, xp.polyfit, [1.0, 2.0], [1.0, 2.0], -1)
     grad_check(lambda t: xp.polyfit(xp.asarray(x), t, 2), lambda v: np.polyfit(x, v, 2), y)
     for r in [[1, -3, 2], [1, 0, 1], [0, 0], [0, 1, 0, 0], [1, 2], [2], [1j, 1], [0, 2, -6, 4, 0], [1, -6, 11, -6]]:
         got, want = xp.roots(made(np.array(r), how) if how != "list" else r), np.roots(r)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(_sorted(got), _sorted(want), atol=1e-12)
-    with pytest.raises(ValueError):
-        xp.roots(np.ones((2, 2)))
+    fails(ValueError, xp.roots, np.ones((2, 2)))
     for zeros in [[1, 2], [1j, -1j], [1 + 1j, 2], np.array([[1.0, 2], [3, 4]]), np.array([1, 2], np.float32)]:
         same(xp.poly(zeros), np.poly(zeros), rtol=1e-6)
     assert xp.poly([]) == np.poly([]) == 1.0
@@ -654,8 +610,7 @@ def test_poly1d():
     np.testing.assert_array_equal(np.asarray(P), [1, 2, 3])
     with pytest.raises(ValueError):
         P ** -1
-    with pytest.raises(ValueError):
-        xp.poly1d([[1, 2]])
+    fails(ValueError, xp.poly1d, [[1, 2]])
 
 
 # ---- dtype, kinds of values, memory ----------------------------------------------------------------------
@@ -674,8 +629,7 @@ def test_dtype():
             xp.dtype(bad)
     with pytest.raises(TypeError, match="not understood"):
         xp.dtype("no such type")
-    with pytest.raises(TypeError):
-        xp.dtype(xp.ones(2))
+    fails(TypeError, xp.dtype, xp.ones(2))
 
 
 def test_complex_objects():
@@ -725,10 +679,8 @@ def test_apply_along_and_over_axes(how):
     same(xp.apply_over_axes(xp.sum, xp.asarray(c), [0, 2]), np.apply_over_axes(np.sum, c, [0, 2]))
     same(xp.apply_over_axes(lambda x, ax: xp.max(x, axis=ax, keepdims=True), xp.asarray(c) * 2, -1),
          np.apply_over_axes(np.max, c * 2, -1))
-    with pytest.raises(ValueError):
-        xp.apply_along_axis(xp.sum, 1, xp.ones((0, 3)))
-    with pytest.raises(ValueError):
-        xp.apply_over_axes(lambda x, ax: xp.sum(x), xp.ones((2, 3)), [0])
+    fails(ValueError, xp.apply_along_axis, xp.sum, 1, xp.ones((0, 3)))
+    fails(ValueError, xp.apply_over_axes, lambda x, ax: xp.sum(x), xp.ones((2, 3)), [0])
     grad_check(lambda t: xp.apply_along_axis(lambda r: xp.sum(r * r), 1, t), lambda x: np.sum(x * x, axis=1), A)
 
 
@@ -793,8 +745,7 @@ def test_save_and_load(tmp_path):
                 assert isinstance(archive["arr_0"], xp.ndarray) and len(archive) == 3 and "weights" in archive
                 assert dict(archive).keys() == {"arr_0", "arr_1", "weights"}
     np.save(tmp_path / "s.npy", np.array(["a", "b"]))
-    with pytest.raises(TypeError):
-        xp.load(tmp_path / "s.npy")
+    fails(TypeError, xp.load, tmp_path / "s.npy")
 
 
 def test_text_and_raw_files(tmp_path):
@@ -802,10 +753,8 @@ def test_text_and_raw_files(tmp_path):
     same(xp.genfromtxt(text, delimiter=","), np.genfromtxt(io.StringIO("1,2,3\n4,,6\n7,8,9\n"), delimiter=","))
     text = io.StringIO("# x y\n1 2.5\n3 4.5\n")
     same(xp.genfromtxt(text, skip_header=1, dtype=xp.float32), np.array([[1, 2.5], [3, 4.5]], np.float32))
-    with pytest.raises(TypeError):
-        xp.genfromtxt(io.StringIO("a,1\nb,2\n"), delimiter=",", dtype=None, encoding="utf-8")
-    with pytest.raises(TypeError):
-        xp.genfromtxt(io.StringIO("1,2\n3,\n"), delimiter=",", usemask=True)
+    fails(TypeError, xp.genfromtxt, io.StringIO("a,1\nb,2\n"), delimiter=",", dtype=None, encoding="utf-8")
+    fails(TypeError, xp.genfromtxt, io.StringIO("1,2\n3,\n"), delimiter=",", usemask=True)
     t = xp.asarray(A).T * 3
     t.tofile(tmp_path / "raw.bin")
     np.testing.assert_array_equal(np.fromfile(tmp_path / "raw.bin").reshape(6, 4), A.T * 3)
@@ -814,8 +763,7 @@ def test_text_and_raw_files(tmp_path):
     xp.arange(4, dtype=xp.int32).tofile(tmp_path / "ints.txt", sep=",")
     assert (tmp_path / "ints.txt").read_text() == "0,1,2,3"
     same(xp.fromfile(tmp_path / "ints.txt", dtype=int, sep=","), np.arange(4))
-    with pytest.raises(TypeError):
-        xp.fromfile(tmp_path / "ints.txt", dtype="U3")
+    fails(TypeError, xp.fromfile, tmp_path / "ints.txt", dtype="U3")
     for read in [xp.load, xp.fromfile, xp.genfromtxt]:   # NumPy's error for a missing file
         with pytest.raises(FileNotFoundError):
             read(tmp_path / "missing.npy")
