@@ -333,18 +333,16 @@ class Tensor(Array):
         return int(self._scalar("int"))
 
     def __repr__(self) -> str:
+        """NumPy's repr of the values, so that doctests and logs read the same: `array([...])`,
+        its indentation and `dtype=` where NumPy shows it; a 0-d array as NumPy's scalar (what
+        NumPy's reductions and indexing return: `np.float64(3.5)`). A device other than the CPU
+        is named after the values."""
         arr = self.numpy()
-        text = np.array_repr(arr)
-        assert text.startswith("array(")
-        body = text[len("array("):]
-        # NumPy omits the dtype for its defaults; say it whenever it is not the default of its kind
-        lines = body.split("\n")
-        out = "Tensor(" + "\n".join([lines[0]] + [" " + ln for ln in lines[1:]])
-        if "dtype=" not in out and arr.dtype not in (np.float64, np.int64, np.bool_, np.complex128):
-            out = out[:-1] + f", dtype={self.dtype.name})"
-        if self.device.name != "cpu":
-            out = out[:-1] + f", device='{self.device.name}')"
-        return out
+        text = repr(arr[()]) if arr.ndim == 0 else np.array_repr(arr)
+        if self.device.name == "cpu":
+            return text
+        on = f"device='{self.device.name}'"
+        return f"{text[:-1]}, {on})" if text.endswith(")") else f"{text} ({on})"   # (np.True_ has no parentheses)
 
     def __str__(self) -> str:
         return str(self.numpy())

@@ -84,12 +84,19 @@ def test_numpy_of_a_device_array_is_a_writable_copy():
     assert t.numpy().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
 
-def test_repr_is_numpy_like():
+def test_repr_is_numpys():
     on = "" if xp.get_device(None).name == "cpu" else f", device='{xp.get_device(None).name}'"
-    assert repr(xp.asarray([1.0, 2.0], dtype=xp.float32)) == f"Tensor([1., 2.], dtype=float32{on})"
-    assert repr(xp.asarray([1, 2])) == f"Tensor([1, 2]{on})"
-    assert repr(xp.asarray(3.5)) == f"Tensor(3.5{on})"
-    assert repr(xp.zeros((2, 2), dtype=xp.int8)) == f"Tensor([[0, 0],\n        [0, 0]], dtype=int8{on})"
+    cases = [[1.0, 2.0], np.arange(6).reshape(2, 3), np.zeros((2, 2), np.int8), np.ones(3, np.float16),
+             np.array([[True, False]]), np.array([1.5 - 2j]), np.arange(2000.0), np.zeros((0, 3), np.float32)]
+    for values in cases:
+        want = repr(np.asarray(values))
+        for made in (xp.asarray(values), xp.asarray(np.asarray(values).T).T, xp.flip(xp.flip(xp.asarray(values), axis=0), axis=0)):
+            assert repr(made) == want[:-1] + on + ")"
+    assert repr(xp.arange(6).reshape(2, 3)) == f"array([[0, 1, 2],\n       [3, 4, 5]]{on})"
+    # 0-d values as NumPy's scalars, which its reductions and indexing return
+    assert repr(xp.sum(xp.arange(4))) == f"np.int64(6{on})"
+    assert repr(xp.asarray(3.5, dtype=xp.float32)) == f"np.float32(3.5{on})"
+    assert repr(xp.asarray([1, 2])[0] > 0) == ("np.True_" + (f" ({on[2:]})" if on else ""))
     assert str(xp.asarray([1, 2])) == "[1 2]"
 
 
