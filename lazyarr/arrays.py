@@ -417,6 +417,10 @@ Array.uop = Array.__dict__["_uop"]
 host_read_hooks: list = []
 # called with the tensors about to be realized (a traced function refuses values of its parameters)
 realize_hooks: list = []
+# non-empty while a function's graph is built to be traced or differentiated (lazyarr.function,
+# grad): checks NumPy makes at the call (linalg's LinAlgError) then wait for the value's
+# computation, since computing at the call would replace graphs in between with their values
+building_graphs: list = []
 
 
 def realize(*tensors: Array) -> None:

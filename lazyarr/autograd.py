@@ -23,7 +23,7 @@ from lazyarr import arrays as _array
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.graph import const
 from lazyarr.ops import OP_DEFS
-from lazyarr.arrays import Array, is_grad_leaf, wrap
+from lazyarr.arrays import Array, building_graphs, is_grad_leaf, wrap
 from lazyarr.creation import as_tensor
 
 _markers = itertools.count()
@@ -181,7 +181,11 @@ def value_and_grad(f: Callable[..., Array], argnums: int | Sequence[int] = 0) ->
             m = UOp(Ops.NOOP, t.dtype, (t.uop,), ("grad input", next(_markers)))
             markers.append(m)
             marked[i] = wrap(m, t.device)
-        out = f(*marked, **kwargs)
+        building_graphs.append(f)
+        try:
+            out = f(*marked, **kwargs)
+        finally:
+            building_graphs.pop()
         if not isinstance(out, Array) or out.size != 1 or not out.dtype.is_inexact:
             raise ValueError("grad: the function must return a floating-point tensor of one element, got "
                              + (f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, Array) else type(out).__name__))

@@ -33,7 +33,7 @@ from lazyarr.compiler.patterns import substitute
 from lazyarr.graph import call_results
 from lazyarr.compiler.uop import CallSpec, Ops, UOp
 from lazyarr.runtime.devices import get_device
-from lazyarr.arrays import Array, realize, realize_hooks, wrap
+from lazyarr.arrays import Array, building_graphs, realize, realize_hooks, wrap
 from lazyarr.creation import as_tensor
 
 
@@ -115,10 +115,12 @@ class Function:
             else:
                 traced_args.append(a)
         realize_hooks.append(self._refuse_values)
+        building_graphs.append(self)
         try:
             tensors, structure = _flatten(self.fn(*traced_args))
         finally:
             realize_hooks.remove(self._refuse_values)
+            building_graphs.pop()
         tr = _Trace(tuple(params), tuple(t.uop for t in tensors), tuple(t.device for t in tensors), structure)
         self.traces[sig] = tr
         return tr

@@ -10,8 +10,13 @@ Everything is batched over leading axes and has gradients for real matrices, but
 
 Inputs are promoted as NumPy's: booleans and integers to float64; float32, float64 and complex
 stay. A stack of matrices must have at least two axes (ValueError naming the shape), a square
-one equal last axes; a singular matrix (solve, inv) or one not positive definite (cholesky)
-raises `LinAlgError` (NumPy's, a ValueError) when the value is computed."""
+one equal last axes; a singular matrix (solve, inv), one not positive definite (cholesky), or a
+decomposition that does not converge raises `LinAlgError` (NumPy's, a ValueError) inside the
+call, as NumPy's does: the decompositions that can fail are computed at the call (`_now`; they
+are library calls, a kernel boundary anyway), except while a function is traced or
+differentiated (`lazyarr.function`, `grad`: `arrays.building_graphs`) or gradients are recorded
+through the input (realizing would give the arrays in between their values, where the gradient
+reads their graphs): there the error comes when the value is computed."""
 from __future__ import annotations
 
 import math
@@ -19,7 +24,7 @@ import operator
 from typing import Any, NamedTuple, Sequence
 
 from lazyarr import dtypes, lapack
-from lazyarr.arrays import Array
+from lazyarr.arrays import Array, building_graphs, realize
 from lazyarr.creation import as_tensor, eye, zeros
 from lazyarr.elementwise import (abs as absolute, conj, divide, greater, multiply, not_equal, power, sqrt, subtract,
                                  where)
@@ -87,6 +92,15 @@ def _lapack_dtype(name: str, x: Array) -> None:
         raise TypeError(f"{name}: array type float16 is unsupported in linalg (convert to float32)")
 
 
+def _now(*results: Array) -> None:
+    """Compute a decomposition's results at the call, so that a singular matrix or a failed
+    convergence raises LinAlgError there, as NumPy's does (not while a traced function builds its
+    graph, whose values do not exist yet, nor where gradients flow through: see the module's
+    docs)."""
+    if not building_graphs and not any(r.requires_grad for r in results):
+        realize(*results)
+
+
 def _real_of(d: dtypes.DType) -> dtypes.DType:
     return dtypes.component(d) if d.is_complex else d
 
@@ -96,7 +110,9 @@ def _real_of(d: dtypes.DType) -> dtypes.DType:
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     """The Cholesky factor of a symmetric (Hermitian) positive-definite matrix: L with x = L Lᴴ, or
     U = Lᴴ with `upper`."""
-    return lapack.cholesky(_matrices("cholesky", x, square=True), bool(upper))
+    out = lapack.cholesky(_matrices("cholesky", x, square=True), bool(upper))
+    _now(out)
+    return out
 
 
 def det(x: Array, /) -> Array:
@@ -110,7 +126,9 @@ def slogdet(x: Array, /) -> SlogdetResult:
 
 
 def inv(x: Array, /) -> Array:
-    return lapack.inv(_matrices("inv", x, square=True))
+    out = lapack.inv(_matrices("inv", x, square=True))
+    _now(out)
+    return out
 
 
 def solve(x1: Array, x2: Array, /) -> Array:
@@ -133,6 +151,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     a = broadcast_to(a, batch + a.shape[-2:])
     b = broadcast_to(b, batch + b.shape[-2:])
     x = lapack.solve(a, b)
+    _now(x)
     return x[..., 0] if vector else x
 
 
@@ -140,11 +159,15 @@ def eigh(x: Array, /, UPLO: str = "L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric (Hermitian) matrix, from
     its lower triangle (NumPy's UPLO='U': the upper)."""
     a = _uplo(_matrices("eigh", x, square=True), UPLO)
-    return EighResult(*lapack.eigh(a))
+    out = EighResult(*lapack.eigh(a))
+    _now(*out)
+    return out
 
 
 def eigvalsh(x: Array, /, UPLO: str = "L") -> Array:
-    return lapack.eigvalsh(_uplo(_matrices("eigvalsh", x, square=True), UPLO))
+    out = lapack.eigvalsh(_uplo(_matrices("eigvalsh", x, square=True), UPLO))
+    _now(out)
+    return out
 
 
 def _uplo(a: Array, uplo: str) -> Array:
@@ -155,11 +178,15 @@ def _uplo(a: Array, uplo: str) -> Array:
 
 def eig(x: Array, /) -> EigResult:
     """Eigenvalues and eigenvectors of a general matrix, always complex (the standard's rule)."""
-    return EigResult(*lapack.eig(_matrices("eig", x, square=True)))
+    out = EigResult(*lapack.eig(_matrices("eig", x, square=True)))
+    _now(*out)
+    return out
 
 
 def eigvals(x: Array, /) -> Array:
-    return lapack.eigvals(_matrices("eigvals", x, square=True))
+    out = lapack.eigvals(_matrices("eigvals", x, square=True))
+    _now(out)
+    return out
 
 
 def qr(x: Array, /, *, mode: str = "reduced") -> Any:
@@ -175,13 +202,15 @@ def svd(x: Array, /, full_matrices: bool = True, compute_uv: bool = True, hermit
     """U, S (descending) and Vh with x = U diag(S) Vh; `full_matrices` makes U and Vh square.
     NumPy's compute_uv=False gives S alone."""
     a = _matrices("svd", x)
-    if not compute_uv:
-        return lapack.svdvals(a)
-    return SVDResult(*lapack.svd(a, bool(full_matrices)))
+    out = SVDResult(*lapack.svd(a, bool(full_matrices))) if compute_uv else lapack.svdvals(a)
+    _now(*(out if compute_uv else (out,)))
+    return out
 
 
 def svdvals(x: Array, /) -> Array:
-    return lapack.svdvals(_matrices("svdvals", x))
+    out = lapack.svdvals(_matrices("svdvals", x))
+    _now(out)
+    return out
 
 
 def _cutoff(s: Array, shape: tuple[int, ...], rtol: Any) -> Array:

@@ -168,10 +168,22 @@ def test_dtypes_promotion_and_errors():
         xp.linalg.matrix_norm(xp.ones((2, 2)), ord=3)
     with pytest.raises(ValueError, match="mode"):
         xp.linalg.qr(xp.ones((2, 2)), mode="economic")
-    for bad in (xp.linalg.inv(xp.zeros((2, 2))), xp.linalg.solve(xp.zeros((2, 2)), xp.ones(2)),
-                xp.linalg.cholesky(-xp.eye(2))):
+    # raised inside the call, as NumPy's: `try: inv(a) except LinAlgError:` works, whatever made a
+    singular = [np.zeros((2, 2)), np.ones((3, 3)), np.array([[[1.0, 2], [2, 4]]] * 2)]
+    for made in (lambda a: xp.asarray(a), lambda a: xp.asarray(a) * 2.0, lambda a: xp.asarray(a.T).mT):
+        for a in singular:
+            with pytest.raises(xp.linalg.LinAlgError):
+                xp.linalg.inv(made(a))
+            with pytest.raises(xp.linalg.LinAlgError):
+                xp.linalg.solve(made(a), xp.ones(a.shape[:-1]))
         with pytest.raises(xp.linalg.LinAlgError):
-            bad.numpy()
+            xp.linalg.cholesky(made(-np.eye(2)))
+    with pytest.raises(xp.linalg.LinAlgError, match="Singular"):   # through NumPy's own name
+        np.linalg.inv(xp.ones((3, 3)))
+    # with gradients recorded the error comes when the value is computed
+    late = xp.linalg.inv(xp.asarray(np.zeros((2, 2)), requires_grad=True))
+    with pytest.raises(xp.linalg.LinAlgError):
+        late.numpy()
     assert issubclass(xp.linalg.LinAlgError, ValueError)
     assert set(dir(xp.linalg)) >= {"svd", "eigh", "solve", "vector_norm"} and "UOp" not in dir(xp.linalg)
     assert xp.linalg.inv(xp.zeros((0, 3, 3))).shape == (0, 3, 3)
@@ -312,10 +324,13 @@ def test_opencl_factors_small_matrices_with_its_own_kernels_and_large_ones_on_th
     x = xp.asarray(A)
     if x.device.host_memory:
         pytest.skip("the CPU calls LAPACK for every size")
-    names = [it.name for it in xp.linalg.solve(x, xp.asarray(B)).schedule()]
+    # (inputs that record gradients: their decompositions are not computed at the call, so the
+    # schedules are there to read)
+    names = [it.name for it in xp.linalg.solve(xp.asarray(A, requires_grad=True), xp.asarray(B)).schedule()]
     assert any(n.startswith("gauss_jordan") for n in names)
     big = xp.asarray(RNG.standard_normal((70, 70)) + 70 * np.eye(70))
-    assert [it.name for it in xp.linalg.inv(big).schedule()][-1] == "inv"   # NumPy's, by the round trip
+    lazy_big = xp.asarray(big.numpy(), requires_grad=True)
+    assert [it.name for it in xp.linalg.inv(lazy_big).schedule()][-1] == "inv"   # NumPy's, by the round trip
     assert_close(xp.linalg.inv(big), np.linalg.inv(big.numpy()), rtol=1e-9)
 
 
