@@ -23,6 +23,8 @@ import math
 import operator
 from typing import Any, NamedTuple, Sequence
 
+import numpy as np
+
 from lazyarr import dtypes, lapack
 from lazyarr.arrays import Array, building_graphs, realize
 from lazyarr.creation import as_tensor, eye, zeros
@@ -246,7 +248,7 @@ def pinv(x: Array, /, rcond: Any = None, hermitian: bool = False, *, rtol: Any =
     return matmul(multiply(conj(matrix_transpose(vh)), expand_dims(inverse, axis=-2)), conj(matrix_transpose(u)))
 
 
-def lstsq(a: Array, b: Array, rcond: Any = None) -> tuple[Array, Array, Array, Array]:
+def lstsq(a: Array, b: Array, rcond: Any = None) -> tuple[Array, Array, np.int32, Array]:
     """NumPy's lstsq: the least-squares solution x of a x ≈ b (by the pseudo-inverse), the sums of
     squared residuals (when a has full column rank and more rows than columns, else empty), the
     rank of a, and its singular values."""
@@ -263,13 +265,13 @@ def lstsq(a: Array, b: Array, rcond: Any = None) -> tuple[Array, Array, Array, A
     inverse = where(keep, divide(1.0, where(keep, s, 1.0)), 0.0).astype(s.dtype)
     bb = b if b.ndim == 2 else expand_dims(b, axis=-1)
     x = matmul(conj(matrix_transpose(vh)), multiply(expand_dims(inverse, axis=-1), matmul(conj(matrix_transpose(u)), bb)))
-    rank = count_nonzero(keep)
-    if int(rank) == n and m > n:   # the one read-back: the residuals' shape depends on the rank
+    rank = int(count_nonzero(keep))   # (read back: the residuals' shape depends on it; NumPy's int32 scalar)
+    if rank == n and m > n:
         r = subtract(bb, matmul(a, x))
         residuals = total(multiply(conj(r), r).real if r.dtype.is_complex else multiply(r, r), axis=0)
     else:
         residuals = zeros((0,), dtype=s.dtype, device=a.device)
-    return (x if b.ndim == 2 else x[..., 0]), residuals, rank, s
+    return (x if b.ndim == 2 else x[..., 0]), residuals, np.int32(rank), s
 
 
 def cond(x: Array, p: Any = None) -> Array:
