@@ -527,7 +527,8 @@ def minimum(x1: Any, x2: Any, /) -> Array:
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Array:
     """x limited to [min, max], in x's dtype (bounds are converted to it; a fractional bound of an
-    integer array rounds inwards). NaN in x stays NaN."""
+    integer array rounds inwards). NaN in x stays NaN. Selected, not a maximum and a minimum, so
+    that an element equal to a bound takes the whole gradient (PyTorch's clamp), not half."""
     t = as_tensor(x)
     _check("clip", t.dtype, "real")
     out = t.uop
@@ -547,7 +548,8 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Array:
                 raise ValueError(f"clip: x is on {t.device.name} and a bound on {b.device.name}")
             shape = broadcast_shapes(out.shape, b.shape)
             out, b = expand_uop(out, shape), expand_uop(cast_uop(b.uop, t.dtype), shape)
-        out = alu(op, out, b)
+        beyond = alu(Ops.CMPLT, out, b) if op is Ops.MAX else alu(Ops.CMPLT, b, out)   # (false for NaN)
+        out = alu(Ops.WHERE, beyond, b, out)
     return wrap(out, t.device)
 
 

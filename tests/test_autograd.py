@@ -237,3 +237,45 @@ def test_backward_is_a_lazy_graph_that_fuses():
     loss.backward()
     assert not x.grad.is_realized
     assert len(x.grad.schedule()) <= 3
+
+
+@pytest.mark.parametrize("made", ["asarray", "graph", "requires_grad_"])
+def test_clip_gradients_at_the_bounds_and_ties_are_pytorchs(made):
+    """An element equal to a bound of clip takes the whole gradient (torch.clamp's rule: the bound
+    is inside); maximum and minimum split a tie in halves and max splits it among the tied
+    elements, as torch.maximum and torch.amax do. Bounds as numbers and as arrays, which get the
+    gradient where they bind."""
+    torch = pytest.importorskip("torch")
+    v = np.array([-1.0, 0.0, 0.25, 1.0, 2.0, 1.0, 0.0])
+    lo, hi = np.array([0.0, 0.0, 0.5, 1.0, 3.0, -1.0, 0.0]), np.array([1.0, 1.0, 0.75, 1.0, 2.0, 1.0, 0.0])
+    w = np.arange(1.0, 8.0)
+
+    def leaf(a):
+        if made == "asarray":
+            return xp.asarray(a, requires_grad=True)
+        if made == "graph":   # a computed leaf: realized, then marked
+            t = xp.asarray(a) * 2.0 / 2.0
+            t.requires_grad = True
+            return t
+        return xp.asarray(a.tolist()).requires_grad_()
+
+    def both(fn_xp, fn_torch, *arrays):
+        ours = [leaf(a) for a in arrays]
+        xp.sum(fn_xp(*ours) * xp.asarray(w)).backward()
+        theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+        (fn_torch(*theirs) * torch.tensor(w)).sum().backward()
+        for o, t in zip(ours, theirs):
+            np.testing.assert_array_equal(o.grad.numpy(), t.grad.numpy())
+
+    both(lambda x: xp.clip(x, 0.0, 1.0), lambda x: torch.clamp(x, 0.0, 1.0), v)
+    both(lambda x: xp.clip(x, min=0.0), lambda x: torch.clamp(x, min=0.0), v)
+    both(lambda x, a, b: xp.clip(x, a, b), lambda x, a, b: torch.clamp(x, a, b), v, lo, hi)
+    both(xp.maximum, torch.maximum, v, lo)
+    both(xp.minimum, torch.minimum, v, hi)
+    m = np.array([[1.0, 3.0, 3.0, 0.0, 0.0, 0.0, 0.0], [2.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0]])
+    ours, theirs = leaf(m), torch.tensor(m, requires_grad=True)
+    xp.sum(xp.max(ours, axis=1) * xp.asarray([1.0, 2.0])).backward()
+    (torch.amax(theirs, dim=1) * torch.tensor([1.0, 2.0], dtype=torch.float64)).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    # the values stay NumPy's (NaN passes through)
+    np.testing.assert_array_equal(xp.clip(xp.asarray([np.nan, -2.0, 5.0]), 0.0, 1.0).numpy(), [np.nan, 0.0, 1.0])
