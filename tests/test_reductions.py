@@ -129,3 +129,30 @@ def test_tensordot_and_vecdot():
     assert_close(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=2), np.tensordot(a, b, axes=2))
     assert_close(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=([1], [0])), np.tensordot(a, b, axes=([1], [0])))
     assert_close(xp.vecdot(xp.asarray(a), xp.asarray(b[0])), np.sum(a * b[0], axis=-1))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint16", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((3, 4), 0), ((3, 4), 1), ((3, 4), None), ((2, 3, 4), (0, 2)), ((5, 1, 3), 0),
+                                        ((4, 6), (0, 1)), ((7,), 0)])
+def test_reductions_of_values_computed_from_positions(dtype, shape, axis):
+    """Reductions of arrays the program computes from arange (the reduced values are index
+    arithmetic of the kernel's own loops, which symbolic simplification rewrites: an integer sum
+    over axis 0 of arange(12).reshape(3, 4) gave its last row, the accumulator folded into a term
+    hoisted out of the loop), made several ways, against NumPy."""
+    n = int(np.prod(shape))
+    base = np.arange(n).reshape(shape)
+    makers = [lambda m: m.arange(n, dtype=getattr(m, dtype)).reshape(shape),
+              lambda m: (m.arange(n).reshape(shape) * 2 + 3).astype(getattr(m, dtype)),
+              lambda m: m.flip(m.arange(n, dtype=getattr(m, dtype)).reshape(shape), axis=0),
+              lambda m: m.asarray(base.astype(dtype))]
+    for make in makers:
+        want, x = make(np), make(xp)
+        for name in ("sum", "prod", "max", "min"):
+            got = getattr(xp, name)(x, axis=axis)
+            expected = getattr(np, name)(want, axis=axis)
+            if name in ("sum", "prod") and np.dtype(dtype).kind in "iu":   # (the array API's widening)
+                expected = expected.astype(got.dtype.np)
+            np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
+        first = axis if isinstance(axis, int) else 0 if axis is None else axis[0]
+        running = xp.cumulative_sum(x, axis=first)
+        np.testing.assert_array_equal(np.asarray(running), np.cumsum(want, axis=first).astype(running.dtype.np))

@@ -156,11 +156,22 @@ def _build(dtype, terms: list[tuple[UOp, int]], const: int) -> UOp:
 
 
 def normalize_sum(u: UOp) -> UOp | None:
-    """Σ k·t + c with like terms combined (exact in wrap-around arithmetic: a ring)."""
+    """Σ k·t + c with like terms combined (exact in wrap-around arithmetic: a ring). A reduction's
+    accumulator (DEFINE_ACC, once the reduction is lowered) is added last, to all the other
+    terms: its value is the loop's running one, so a sum of it and a term that does not vary in
+    the loop must not become a value of its own (the linearizer would hoist it out of the loop)."""
     if u.dtype.count > 1:
         return None
     terms, const = _terms(u)
-    new = _build(u.dtype, _combine(terms), const)
+    terms = _combine(terms)
+    accumulators = [(t, k) for t, k in terms if t.op is Ops.DEFINE_ACC]
+    if accumulators:
+        if len(accumulators) > 1 or accumulators[0][1] != 1:
+            return None
+        rest = [(t, k) for t, k in terms if t.op is not Ops.DEFINE_ACC]
+        new = UOp(Ops.ADD, u.dtype, (accumulators[0][0], _build(u.dtype, rest, const)))
+    else:
+        new = _build(u.dtype, terms, const)
     return None if new is u else new
 
 
