@@ -4,7 +4,9 @@
 
 Rows: a fused elementwise chain over 256M float32 (with the bandwidth it reaches: 16 bytes an
 element), row sums of 16384² float32, softmax over the rows of 16384×4096 float32, and a 4096²
-float32 matmul (PyTorch with TF32 off, so both compute in fp32). lazyarr's times are wall times of
+float32 matmul (PyTorch with TF32 off, so both compute in fp32), and the overhead of small cached
+graphs (one operation on 16 floats, y*2+1 on 1M, float(sum(y*2)): wall times of both, the queue
+drained; issue 30's per-realize target is 30 us). lazyarr's times are wall times of
 building and realizing the expression (the queue drained), medians after warm-up, each iteration
 on one of two sets of inputs made beforehand; PyTorch's are CUDA-event times. --scale divides the
 sizes (for a quick run on a small device).
@@ -29,6 +31,18 @@ def median_ms(fn, runs=7, warmup=2):
     for i in range(runs):
         start = time.perf_counter()
         fn(i)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def wall_ms(fn, runs=300, warmup=30):
+    """Median wall milliseconds of fn() (a small graph realized or read back: the overhead)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
 
@@ -144,6 +158,21 @@ def main():
         theirs = torch_ms(lambda: ta @ tb)
         row += [f"{theirs:.2f} ({flops / theirs / 1e9:.1f} TFLOP/s)", f"{theirs / ours:.3f}x"]
     rows.append(row)
+
+    # 5. per-realize overhead: wall times of small cached graphs, the queue drained (PyTorch: with a sync)
+    small, large = rng.standard_normal(16, dtype=np.float32), rng.standard_normal(1 << 20, dtype=np.float32)
+    xs, xl = xp.asarray(small, device=dev), xp.asarray(large, device=dev)
+    cases = [("one op on 16 f32, realized", lambda: ((xs * 2.0).realize(), dev_sync()), lambda t: t[0] * 2.0),
+             ("y*2+1 on 1M f32, realized", lambda: ((xl * 2.0 + 1.0).realize(), dev_sync()), lambda t: t[1] * 2.0 + 1.0),
+             ("float(sum(y*2)), 1M f32", lambda: float(xp.sum(xl * 2.0)), lambda t: float((t[1] * 2.0).sum()))]
+    tt = (torch.from_numpy(small).cuda(), torch.from_numpy(large).cuda()) if has_torch else None
+    for name, ours_fn, theirs_fn in cases:
+        ours = wall_ms(ours_fn)
+        row = [name, f"{ours * 1e3:.0f} us"]
+        if has_torch:
+            theirs = wall_ms(lambda: (theirs_fn(tt), torch.cuda.synchronize()))
+            row += [f"{theirs * 1e3:.0f} us", f"{theirs / ours:.2f}x"]
+        rows.append(row)
     header = ["benchmark", "lazyarr ms", "PyTorch ms", "lazyarr speed vs PyTorch"] if has_torch else \
         ["benchmark", "lazyarr ms"]
     print(table(rows, header))

@@ -49,7 +49,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.realize import realized
 from lazyarr.runtime import executor
 from lazyarr.runtime.cpu_program import address, array_address
-from lazyarr.runtime.device import Buffer, RealView
+from lazyarr.runtime.device import Buffer, RealView, recording_launches
 from lazyarr.runtime.items import CallItem, ScheduleItem
 from lazyarr.runtime.launch_plan import CopyStep, CSegment, Launch, LaunchPlan, PySegment, Slot, is_c_launch
 
@@ -95,6 +95,7 @@ class _Recording:
         _active.append(self)
         if self.record:
             executor.recorders.append(self._launch)
+            recording_launches.append(self)
             _buffer_inits.append(self.created)
             Buffer.__init__ = _recorded_init
         return self
@@ -103,6 +104,7 @@ class _Recording:
         _active.remove(self)
         if self.record:
             executor.recorders.remove(self._launch)
+            recording_launches.remove(self)
             _buffer_inits.remove(self.created)
             if not _buffer_inits:
                 Buffer.__init__ = _plain_init

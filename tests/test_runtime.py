@@ -192,3 +192,43 @@ def test_a_dying_buffer_gives_its_memory_back_to_the_pool_unless_viewed(in_c, mo
     address = b.storage.ctypes.data
     del b
     assert all(a != address for entries in dev._pool.values() for _, a in entries)
+
+
+def _opencl():
+    from lazyarr.runtime.opencl import opencl_devices
+    try:
+        return get_device("opencl") if opencl_devices() else None
+    except Exception:
+        return None
+
+
+def test_opencl_memory_comes_back_from_its_pool_by_size_class():
+    """A buffer's device memory goes back to the pool when it dies and serves the next buffer of
+    its size class (no clCreateBuffer a realization); memory a launch plan keeps is never handed
+    out again, nor memory given back while launches are recorded; values stay right throughout."""
+    from lazyarr.runtime import device as device_module
+    from lazyarr.runtime.opencl import size_class
+    dev = _opencl()
+    if dev is None:
+        pytest.skip("no OpenCL platform")
+    for n in (1, 255, 256, 4096, 4097, 5000, 1 << 20, (1 << 20) + 1):
+        c = size_class(n)
+        assert n <= c <= max(256, n * 5 // 4) and size_class(c) == c
+    x = xp.asarray(np.arange(1000.0), device=dev)
+    for i in range(8):   # (the first few runs of a new structure hold their buffers a little longer)
+        np.testing.assert_array_equal((x * i + 1).numpy(), np.arange(1000.0) * i + 1)
+    assert dev._free_memory.get(size_class(8000)), "the buffers of the loop went back to the pool"
+    pooled = dev._free_memory[size_class(8000)][-1]
+    y = x * 5.0 + 1
+    y.realize()
+    assert y._buffer().storage is pooled   # the next buffer of its class takes it
+    dev.keep(pooled)
+    del y
+    assert all(b is not pooled for b in dev._free_memory.get(size_class(8000), []))
+    device_module.recording_launches.append(None)
+    try:
+        before = sum(map(len, dev._free_memory.values()))
+        (x * 7.0).numpy()
+        assert sum(map(len, dev._free_memory.values())) == before
+    finally:
+        device_module.recording_launches.pop()

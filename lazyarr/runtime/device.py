@@ -171,6 +171,10 @@ class Buffer:
 # how a dying buffer gives its storage back: Buffer.release, or the same in C where the node
 # table's module is built (`lazyarr.runtime.prepared` installs it: a loop frees buffers every step)
 release_storage: Callable[[Buffer], None] = Buffer.release
+# non-empty while launches are recorded (lazyarr.capture): memory given back meanwhile must not serve
+# another buffer of the recording, whose plan would then share it (a pool that cannot count the
+# recording's references to it, OpenCL's, keeps nothing then)
+recording_launches: list = []
 
 
 class RealView(Buffer):

@@ -5,7 +5,11 @@ Device names are "opencl:N" for the N-th device over all platforms ("opencl" is 
 Built program binaries are cached on disk keyed by source, device, driver version and build
 options (a cold PoCL build costs about half a second); a binary that the driver refuses is built
 again from source. PoCL's own cache goes inside lazyarr's (POCL_CACHE_DIR, unless set), where
-the cache's size limit counts it. Reading a buffer on the host copies it (`to_numpy`);
+the cache's size limit counts it. Device memory is pooled (`allocate`, `free`): a buffer's memory,
+rounded up to its size class, goes back to the pool when the buffer dies and serves the next
+buffer of that class (a loop allocates the same sizes every iteration; creating a buffer costs the
+driver a call each time), which is sound on an in-order queue: the next kernel to use it runs
+after the last one that did. Reading a buffer on the host copies it (`to_numpy`);
 `synchronize` waits for the queue. float64 is available only where the device
 reports double precision; elsewhere allocating it raises TypeError naming the device. What the
 device has (`Capabilities`: float64, work-group and local-memory limits, parameter space, ...) is
@@ -28,10 +32,21 @@ from lazyarr import dtypes, settings
 from lazyarr.compiler.render_opencl import GROUP_SIZE, MAX_WORK_ITEMS, OpenCLRenderer
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, load_cached, pocl_cache_dir
-from lazyarr.runtime.device import Buffer, Device
+from lazyarr.runtime.device import Buffer, Device, recording_launches
 from lazyarr.runtime.errors import CompileError
 
 GROUP_ITEMS = 256   # work-items of a work-group along dimension 0, where the kernel has no groups of its own
+POOL_SHARE = 4      # the pool keeps at most a quarter of the device's memory
+
+
+def size_class(nbytes: int) -> int:
+    """The bytes a buffer of `nbytes` is given: a multiple of 256 up to 4 KiB, then the next of
+    four steps between powers of two (at most a quarter more than asked), so that sizes which
+    differ a little share memory."""
+    if nbytes <= 4096:
+        return max(256, -(-nbytes // 256) * 256)
+    step = 1 << (nbytes.bit_length() - 3)
+    return -(-nbytes // step) * step
 
 INSTALL_HINT = ("no OpenCL platform is available: install one, e.g. PoCL for the CPU (Debian/Ubuntu: "
                 "apt-get install -y pocl-opencl-icd) and pyopencl (pip install pyopencl)")
@@ -175,6 +190,10 @@ class OpenCLDevice(Device):
         self._renderer = OpenCLRenderer(self.fp64, group if group >= 32 else 0, caps.max_parameter_size)
         # float32 division and sqrt rounded correctly, as NumPy's (OpenCL allows a few ulp otherwise)
         self.build_options = "-cl-fp32-correctly-rounded-divide-sqrt" if caps.rounded_divide_sqrt else ""
+        self._free_memory: dict[int, list[Any]] = {}   # size class → memory no buffer owns (not `_pool`: the C buffer pass takes that for the CPU's)
+        self._pooled_bytes = 0
+        self._pool_limit = self.cl_device.global_mem_size // POOL_SHARE
+        self._kept: set[int] = set()   # the handles of memory launch plans keep (`keep`)
 
     def __repr__(self) -> str:
         return f"Device({self.name!r}: {self.cl_device.name.strip()})"
@@ -190,7 +209,37 @@ class OpenCLDevice(Device):
 
     def allocate(self, size: int, dtype: DType) -> Any:
         self._check_dtype(dtype)
-        return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, max(size * dtype.itemsize, 1))
+        nbytes = size_class(size * dtype.itemsize)
+        pooled = self._free_memory.get(nbytes)
+        if pooled:
+            self._pooled_bytes -= nbytes
+            return pooled.pop()
+        try:
+            return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
+        except self.cl.MemoryError:   # the pool's memory back to the driver, then once more
+            self._free_memory.clear()
+            self._pooled_bytes = 0
+            return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
+
+    def free(self, storage: Any, nbytes: int, address: int | None = None) -> None:
+        """Keep the device memory for the next buffer of its size class, unless the pool is full."""
+        size = storage.size
+        if recording_launches:   # (the recording may hold it: see runtime.device)
+            return
+        if storage.int_ptr in self._kept:   # a launch plan's from now on (`keep`): never handed out
+            self._kept.discard(storage.int_ptr)
+            return
+        if size != size_class(size) or self._pooled_bytes + size > self._pool_limit:
+            return   # (not the allocator's, or no room: the driver frees it with its last reference)
+        self._free_memory.setdefault(size, []).append(storage)
+        self._pooled_bytes += size
+
+    def keep(self, storage: Any) -> None:
+        self._kept.add(storage.int_ptr)   # (by handle: pyopencl's buffers take no weak references)
+        pooled = self._free_memory.get(storage.size, [])
+        if any(b is storage for b in pooled):
+            pooled[:] = [b for b in pooled if b is not storage]
+            self._pooled_bytes -= storage.size
 
     def to_numpy(self, storage: Any, size: int, dtype: DType) -> np.ndarray:
         out = np.empty(size, dtype=dtype.np)
