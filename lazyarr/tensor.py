@@ -160,8 +160,6 @@ _UFUNC_NAMES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan":
                 "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "power": "pow", "true_divide": "divide",
                 "invert": "bitwise_invert", "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
                 "conjugate": "conj", "mod": "remainder"}
-_UFUNC_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-                     "logical_and": "all", "logical_or": "any"}
 
 
 def _package() -> Any:
@@ -554,17 +552,17 @@ class Tensor(Array):
 
     # ---- the array protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """NumPy ufuncs on Tensors stay lazy when lazyarr has the function (np.exp(t) is xp.exp(t));
-        other ufuncs and `out=` compute on the host and return NumPy arrays."""
+        """NumPy ufuncs on Tensors stay lazy where lazyarr has the ufunc: every method (np.exp(t),
+        np.add.reduce(t), np.maximum.accumulate(t), np.add.at(t, i, 1), np.multiply.outer(t, u),
+        with out=, where=, dtype=...) is lazyarr's ufunc object's (`lazyarr.ufuncs`). Other ufuncs
+        (and keywords for matmul and vecdot, plain functions here) compute on the host and return
+        NumPy arrays."""
         lazyarr = _package()
-        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-        if "out" not in kwargs:
-            if method == "__call__" and not kwargs and hasattr(lazyarr, name):
-                return getattr(lazyarr, name)(*inputs)
-            if method == "reduce" and ufunc.__name__ in _UFUNC_REDUCTIONS and len(inputs) == 1 and \
-                    set(kwargs) <= {"axis", "keepdims"}:
-                return getattr(lazyarr, _UFUNC_REDUCTIONS[ufunc.__name__])(inputs[0], axis=kwargs.get("axis", 0),
-                                                                           keepdims=kwargs.get("keepdims", False))
+        ours = getattr(lazyarr, _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__), None)
+        if isinstance(ours, lazyarr.ufunc):
+            return ours(*inputs, **kwargs) if method == "__call__" else getattr(ours, method)(*inputs, **kwargs)
+        if ours is not None and method == "__call__" and not kwargs:
+            return ours(*inputs)
         kwargs = {k: _host(v) for k, v in kwargs.items()}
         return getattr(ufunc, method)(*(_host(x) for x in inputs), **kwargs)
 
