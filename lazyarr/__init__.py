@@ -60,6 +60,8 @@ from lazyarr.calls import custom_kernel, function, precompiled
 from lazyarr.capture import CaptureError, compile_step
 from lazyarr import debug
 from lazyarr.debug import profile
+from lazyarr import numpy_fallback as _numpy_fallback
+from lazyarr.numpy_fallback import fallbacks
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"
@@ -77,8 +79,9 @@ ndarray = Tensor
 
 def __getattr__(name: str):
     """The subpackages users reach as attributes (xp.optim.SGD, xp.nn.functional, xp.random),
-    imported on first use."""
+    imported on first use; NumPy's functions lazyarr lacks, computed by NumPy on the host with a
+    warning (lazyarr.numpy_fallback); AttributeError for any other name."""
     if name in ("optim", "random", "nn"):
         import importlib
         return importlib.import_module(f"lazyarr.{name}")
-    raise AttributeError(f"module 'lazyarr' has no attribute {name!r}")
+    return _numpy_fallback.resolve(__name__, name)

@@ -33,6 +33,7 @@ from lazyarr.creation import arange, as_tensor
 from lazyarr.elementwise import conj, divide, equal, less, logical_or, multiply, real, subtract, where
 from lazyarr.graph import call_results, normalize_axes, normalize_axis, pad_uop, shrink_uop
 from lazyarr.manipulation import reshape, roll
+from lazyarr import numpy_fallback
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
            "rfftfreq", "fftshift", "ifftshift"]
@@ -311,3 +312,8 @@ def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """fftshift's inverse: a roll by -(n//2)."""
     return _shift(x, axes, -1)
+
+
+def __getattr__(name: str) -> Any:
+    """NumPy's np.fft functions lazyarr lacks, computed by NumPy on the host (lazyarr.numpy_fallback)."""
+    return numpy_fallback.resolve(__name__, name)

@@ -33,6 +33,7 @@ from lazyarr.elementwise import (abs as absolute, conj, divide, greater, multipl
 from lazyarr.graph import broadcast_shapes, normalize_axes, normalize_axis
 from lazyarr.lapack import LinAlgError
 from lazyarr.linear_algebra import matmul, tensordot, vecdot
+from lazyarr import numpy_fallback
 from lazyarr.manipulation import broadcast_to, concat, expand_dims, matrix_transpose, moveaxis, reshape, stack
 from lazyarr.statistics import max as amax, min as amin, sum as total
 from lazyarr.searching import count_nonzero
@@ -467,3 +468,8 @@ def multi_dot(arrays: Sequence[Array], /) -> Array:
     if last:
         out = out[..., 0]
     return out
+
+
+def __getattr__(name: str) -> Any:
+    """NumPy's np.linalg functions lazyarr lacks, computed by NumPy on the host (lazyarr.numpy_fallback)."""
+    return numpy_fallback.resolve(__name__, name)

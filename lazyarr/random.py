@@ -36,6 +36,7 @@ from lazyarr.runtime.devices import get_device
 from lazyarr.searching import searchsorted
 from lazyarr.sorting import argsort
 from lazyarr.statistics import cumulative_sum
+from lazyarr import numpy_fallback
 
 GOLDEN = 0x9E3779B97F4A7C15
 MASK64 = (1 << 64) - 1
@@ -216,9 +217,11 @@ _global = Generator()
 
 
 def seed(s: int | None = None) -> None:
-    """Restart the global stream: the same seed gives the same numbers on every device."""
+    """Restart the global stream: the same seed gives the same numbers on every device. It seeds the
+    NumPy generator of the random functions lazyarr lacks (NumPy's numbers, computed on the host) too."""
     global _global
     _global = Generator(s)
+    numpy_fallback.reseed(s)
 
 
 def uniform(low: float = 0.0, high: float = 1.0, shape: Any = None, *, size: Any = None, dtype: Any = None,
@@ -277,3 +280,7 @@ def randint(low: int, high: int | None = None, size: Any = None, dtype: Any = No
     """NumPy's legacy randint: integers in [low, high) ([0, low) when high is None)."""
     return _global.integers(low, high, size, dtype, device=device)
 
+
+def __getattr__(name: str) -> Any:
+    """NumPy's np.random functions lazyarr lacks, computed by NumPy on the host (lazyarr.numpy_fallback)."""
+    return numpy_fallback.resolve(__name__, name)

@@ -17,6 +17,7 @@ import numpy as np
 
 from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linear_algebra,
                      manipulation as mp, numpy_io, searching, sorting, statistics as st, views)
+from lazyarr import numpy_fallback
 from lazyarr.arrays import Array, check_writable, grad_mode, hold, layout_strides, make_view, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
@@ -166,6 +167,14 @@ def _package() -> Any:
     """The lazyarr namespace, for the protocols that name its functions or return it (it imports
     this module, so it is read from the imported modules rather than imported here)."""
     return sys.modules[__name__.rpartition(".")[0]]
+
+
+def _native(lazyarr: Any, name: str) -> Any:
+    """The package's own function `name`, or None: NumPy's protocols compute a function lazyarr
+    lacks with NumPy itself, returning NumPy's result, without the namespace's fallback (which
+    would warn and make its result lazyarr's)."""
+    fn = getattr(lazyarr, name, None)
+    return None if numpy_fallback.is_fallback(fn) else fn
 
 
 def _host(x: Any) -> Any:
@@ -558,7 +567,7 @@ class Tensor(Array):
         (and keywords for matmul and vecdot, plain functions here) compute on the host and return
         NumPy arrays."""
         lazyarr = _package()
-        ours = getattr(lazyarr, _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__), None)
+        ours = _native(lazyarr, _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__))
         if isinstance(ours, lazyarr.ufunc):
             return ours(*inputs, **kwargs) if method == "__call__" else getattr(ours, method)(*inputs, **kwargs)
         if ours is not None and method == "__call__" and not kwargs:
@@ -570,7 +579,7 @@ class Tensor(Array):
         """NumPy functions on Tensors (np.sum(t), np.concatenate([...])) call lazyarr's function of the
         same name where its signature fits, otherwise NumPy's on host copies."""
         lazyarr = _package()
-        fn = getattr(lazyarr, _UFUNC_NAMES.get(func.__name__, func.__name__), None)
+        fn = _native(lazyarr, _UFUNC_NAMES.get(func.__name__, func.__name__))
         if fn is not None and callable(fn) and not isinstance(fn, type):
             try:
                 return fn(*args, **kwargs)
