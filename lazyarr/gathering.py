@@ -82,16 +82,16 @@ def _positions(n: int, out_shape: tuple[int, ...], axis: int) -> UOp:
 
 
 def take(x: Array, indices: Any, /, axis: int | None = None) -> Array:
-    """x's elements at `indices` (1-D, integer) along `axis` (x must be 1-D when axis is None)."""
+    """x's elements at integer `indices` along `axis` (of the flattened array when None, as
+    NumPy's take). Indices of any shape, as NumPy's: it replaces the axis in the result's shape."""
     x = as_tensor(x)
     if axis is None:
-        if x.ndim != 1:
-            raise ValueError(f"take: axis is required for an array of {x.ndim} dimensions")
-        axis = 0
+        x, axis = wrap(reshape_uop(x.uop, (x.size,)), x.device), 0
     ax = normalize_axis(axis, x.ndim)
     idx = _checked_indices(indices, x.shape[ax], ax, x.device)
-    if len(idx.shape) != 1:
-        raise ValueError(f"take: indices must be 1-D, got shape {idx.shape}")
+    if len(idx.shape) != 1:   # taken flat, then the indices' shape put in the axis's place
+        flat = take(x, wrap(reshape_uop(idx, (math.prod(idx.shape),)), x.device), axis=ax)
+        return wrap(reshape_uop(flat.uop, x.shape[:ax] + idx.shape + x.shape[ax + 1:]), x.device)
     out_shape = x.shape[:ax] + idx.shape + x.shape[ax + 1:]
     src = [expand_uop(reshape_uop(idx, tuple(m if a == ax else 1 for a, m in enumerate(out_shape))), out_shape)
            if a == ax else cast_uop(_positions(n, out_shape, a), dtypes.int64) for a, n in enumerate(out_shape)]

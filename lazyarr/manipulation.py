@@ -14,11 +14,11 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
-from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, normalize_axes,
+from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, gather_uop, normalize_axes,
                            normalize_axis, pad_uop, permute_uop, reshape_uop, shaped)
 from lazyarr.creation import empty
 from lazyarr.arrays import Array, layout_strides, make_view, mark_broadcast_view, reshape_needs_no_copy, wrap
-from lazyarr.creation import as_tensor
+from lazyarr.creation import as_tensor, asarray
 
 def _shape_arg(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, int) or hasattr(shape, "__index__"):
@@ -334,32 +334,23 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     return wrap(reshape_uop(u, tuple(r * s for r, s in zip(reps, shape))), x.device)
 
 
-def repeat(x: Array, repeats: int | Array, /, axis: int | None = None) -> Array:
-    """Each element of x repeated `repeats` times along `axis` (of the flattened array when None)."""
+def repeat(x: Array, repeats: Any, /, axis: int | None = None) -> Array:
+    """Each element of x repeated `repeats` times along `axis` (of the flattened array when None):
+    one count for all, or one count an element (a list, a NumPy or lazyarr array; one of length 1
+    counts for all), as NumPy's repeat. Counts of each element are read on the host (they make the
+    shape); the values stay lazy: a broadcast for one count, a gather for several."""
     x = as_tensor(x)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     ax = normalize_axis(axis, x.ndim)
-    if isinstance(repeats, Array):
-        if not repeats.dtype.is_int:
-            raise TypeError(f"repeat: repeats must be integers, not {repeats.dtype}")
-        if repeats.ndim > 1:
-            raise ValueError(f"repeat: repeats must be an int or a 1-D array, got shape {repeats.shape}")
-        if repeats.ndim == 0 or repeats.size == 1:
-            repeats = int(repeats.reshape(()).item())
-        else:
-            counts = [int(v) for v in repeats.tolist()]
-            if len(counts) != x.shape[ax]:
-                raise ValueError(f"repeat: {len(counts)} repeats for an axis of length {x.shape[ax]}")
-            pieces = [tile_axis(x, i, c, ax) for i, c in enumerate(counts) if c]
-            if not pieces:
-                shape = list(x.shape)
-                shape[ax] = 0
-                return empty(tuple(shape), dtype=x.dtype, device=x.device)
-            return concat(pieces, axis=ax)
+    if not isinstance(repeats, (int, np.integer)):
+        counts = _repeat_counts(repeats)
+        if counts.size != 1:
+            return _repeat_each(x, counts, ax)
+        repeats = int(counts[0])
     r = operator.index(repeats)
     if r < 0:
-        raise ValueError(f"repeat: repeats must be non-negative, got {r}")
+        raise ValueError(f"repeat: repeats may not contain negative values, got {r}")
     shape = x.shape
     check_dimensions(shape[:ax] + (shape[ax] * r,) + shape[ax + 1:])
     u = reshape_uop(x.uop, shape[:ax + 1] + (1,) + shape[ax + 1:])
@@ -367,9 +358,35 @@ def repeat(x: Array, repeats: int | Array, /, axis: int | None = None) -> Array:
     return wrap(reshape_uop(u, shape[:ax] + (shape[ax] * r,) + shape[ax + 1:]), x.device)
 
 
-def tile_axis(x: Array, i: int, count: int, ax: int) -> Array:
-    piece = x[(slice(None),) * ax + (slice(i, i + 1),)]
-    return repeat(piece, count, axis=ax)
+def _repeat_counts(repeats: Any) -> np.ndarray:
+    """repeat's counts on the host, 1-D, checked as NumPy checks them."""
+    counts = np.asarray(repeats.numpy() if isinstance(repeats, Array) else repeats)
+    if counts.dtype.kind not in "biu":
+        raise TypeError(f"repeat: repeats must be integers, not {counts.dtype}")
+    if counts.ndim > 1:
+        raise ValueError(f"repeat: repeats must be an int or a 1-D array, got shape {counts.shape}")
+    counts = counts.reshape(-1).astype(np.int64)
+    if (counts < 0).any():
+        raise ValueError("repeat: repeats may not contain negative values")
+    return counts
+
+
+def _repeat_each(x: Array, counts: np.ndarray, ax: int) -> Array:
+    """x's element i along `ax` counts[i] times: a gather of the positions np.repeat makes."""
+    n = x.shape[ax]
+    if counts.size != n:
+        raise ValueError(f"repeat: operands could not be broadcast together with shape ({n},) ({counts.size},)")
+    out_shape = x.shape[:ax] + (int(counts.sum()),) + x.shape[ax + 1:]
+    check_dimensions(out_shape)
+    if not math.prod(out_shape):
+        return empty(out_shape, dtype=x.dtype, device=x.device)
+    picked = asarray(np.repeat(np.arange(n, dtype=np.int64), counts), device=x.device).uop
+    src = []
+    for a, m in enumerate(out_shape):
+        along = tuple(m if b == a else 1 for b in range(len(out_shape)))
+        pos = picked if a == ax else cast_uop(UOp(Ops.IOTA, dtypes.index, (), m), dtypes.int64)
+        src.append(expand_uop(reshape_uop(pos, along), out_shape))
+    return wrap(gather_uop(x.uop, src), x.device)
 
 
 # ---- NumPy's joining, splitting and padding ---------------------------------------------------------
