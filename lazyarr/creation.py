@@ -25,8 +25,9 @@ from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device
 from lazyarr.runtime.devices import get_device
 from lazyarr.arrays import Array, wrap
-from lazyarr.graph import (MAX_SIZE, alu, cast_uop, check_dimensions, const, expand_uop, make_complex, reshape_uop,
-                           shaped)
+from lazyarr.graph import (MAX_SIZE, alu, cast_uop, check_dimensions, const, expand_uop, make_complex, normalize_axis,
+                           permute_uop, reshape_uop, shaped)
+from lazyarr.graph import broadcast_shapes as broadcast_shapes_of
 
 Shape = tuple[int, ...]
 
@@ -163,7 +164,8 @@ def _grad_option(fn: Callable[..., Array]) -> Callable[..., Array]:
 
 @_grad_option
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Array:
-    """An array of `shape` filled with `fill_value`."""
+    """An array of `shape` filled with `fill_value`, cast to `dtype` as NumPy casts it (a float
+    truncated into an integer dtype; a Python int that does not fit it is an OverflowError)."""
     shape = normalize_shape(shape)
     dev = _device(device)
     if isinstance(fill_value, Array):
@@ -177,12 +179,9 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
         else:
             raise TypeError(f"full: fill_value must be a Python scalar, got {type(fill_value).__name__}")
     d = _dtype_or(dtype, dtypes.default_for_kind(dtypes.scalar_kind(fill_value)))
-    if d.is_int:
-        if isinstance(fill_value, float):
-            raise TypeError(f"full: cannot fill an array of {d} with the float {fill_value}")
-        dtypes.check_scalar_fits(fill_value, d)
-    if isinstance(fill_value, complex) and not d.is_complex:
-        raise TypeError(f"full: cannot fill an array of {d} with a complex value")
+    if dtypes.scalar_needs_cast(fill_value, d):   # NumPy casts the value (full(3, 2.7, dtype=int) is [2 2 2])
+        fill_value = dtypes.cast_scalar(fill_value, d)
+    dtypes.check_scalar_fits(fill_value, d)
     return wrap(const(fill_value, d, shape), dev)
 
 
@@ -280,25 +279,32 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 
 @_grad_option
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
-             endpoint: bool = True) -> Array:
-    """`num` evenly spaced values from `start` to `stop` (included when `endpoint`)."""
-    start, stop = _as_number(start, "start"), _as_number(stop, "stop")
+             endpoint: bool = True, retstep: bool = False, axis: int = 0) -> Any:
+    """`num` evenly spaced values from `start` to `stop` (included when `endpoint`), as NumPy's:
+    start and stop may be arrays (lists, NumPy or lazyarr arrays, broadcast together: the samples
+    run along `axis` of the result, lazily and differentiably), an integer dtype floors the values,
+    and `retstep=True` returns (samples, step)."""
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
     if num > MAX_SIZE:
         raise ValueError(f"Maximum allowed size exceeded: linspace of {num} elements")
+    if _is_array_end(start) or _is_array_end(stop):
+        return _linspace_arrays(start, stop, num, dtype, device, endpoint, retstep, axis)
+    start, stop = _as_number(start, "start"), _as_number(stop, "stop")
+    normalize_axis(axis, 1)
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     d = _dtype_or(dtype, dtypes.default_complex if is_complex else dtypes.default_float)
     if is_complex and not d.is_complex:
         raise TypeError(f"linspace: complex start or stop with the real dtype {d}")
+    div = num - 1 if endpoint else num
     if d.is_complex:   # the real and imaginary parts spaced each on its own (NumPy's, for finite values)
         start, stop = complex(start), complex(stop)
         f = dtypes.component(d)
         parts = [linspace(a, b, num, dtype=f, device=device, endpoint=endpoint).uop
                  for a, b in ((start.real, stop.real), (start.imag, stop.imag))]
-        return wrap(make_complex(*parts), _device(device))
-    div = num - 1 if endpoint else num
+        y = wrap(make_complex(*parts), _device(device))
+        return (y, (stop - start) / div if div > 0 else complex(math.nan)) if retstep else y
     i = cast_uop(iota(num), dtypes.float64)
     start_f, stop_f = float(start), float(stop)
     step = (stop_f - start_f) / div if div > 0 else None
@@ -310,7 +316,57 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
         y = alu(Ops.ADD, alu(Ops.MUL, i, stop_f - start_f), start_f)
     if endpoint and num > 1:
         y = alu(Ops.WHERE, alu(Ops.CMPEQ, iota(num), num - 1), stop_f, y)
-    return wrap(cast_uop(y, d), _device(device))
+    out = wrap(cast_uop(alu(Ops.FLOOR, y) if not d.is_inexact else y, d), _device(device))
+    return (out, np.float64(math.nan if step is None else step)) if retstep else out
+
+
+def _is_array_end(x: Any) -> bool:
+    """Whether linspace's start or stop is an array of one or more dimensions (a 0-d one is a number)."""
+    if isinstance(x, (Array, np.ndarray)):
+        return x.ndim > 0
+    return isinstance(x, (list, tuple))
+
+
+def _linspace_arrays(start: Any, stop: Any, num: int, dtype: Any, device: Any, endpoint: bool, retstep: bool,
+                     axis: int) -> Any:
+    """linspace of array ends: start + i·step along a new axis 0 of their broadcast shape (NumPy's
+    formula: i/div·delta where a step is zero), stop at the end, then moved to `axis`."""
+    dev = next((e.device for e in (start, stop) if isinstance(e, Array)), None) or _device(device)
+    ends = [e if isinstance(e, Array) else asarray(e, device=dev) for e in (start, stop)]
+    found = dtypes.promote_types(*(e.dtype for e in ends))
+    compute = found if found.is_inexact else dtypes.default_float   # (NumPy's result_type(start, stop, float))
+    d = _dtype_or(dtype, compute)
+    if d.is_complex and not compute.is_complex:
+        compute = d
+    shape = broadcast_shapes_of(ends[0].shape, ends[1].shape)
+    a, b = (expand_uop(reshape_uop(cast_uop(e.uop, compute), (1,) * (len(shape) - e.ndim) + e.shape), shape)
+            for e in ends)
+    out_shape = (num,) + shape
+    check_dimensions(out_shape)
+    div = num - 1 if endpoint else num
+    delta = alu(Ops.SUB, b, a)
+    i = expand_uop(reshape_uop(cast_uop(iota(num), compute), (num,) + (1,) * len(shape)), out_shape)
+    if div > 0:
+        step = alu(Ops.FDIV, delta, const(float(div), compute, shape))
+        scaled = alu(Ops.MUL, alu(Ops.FDIV, i, const(float(div), compute, out_shape)), expand_uop(
+            reshape_uop(delta, (1,) + shape), out_shape))
+        stepped = alu(Ops.MUL, i, expand_uop(reshape_uop(step, (1,) + shape), out_shape))
+        zero = expand_uop(reshape_uop(alu(Ops.CMPEQ, step, const(0, compute, shape)), (1,) + shape), out_shape)
+        y = alu(Ops.WHERE, zero, scaled, stepped)
+    else:
+        step = const(math.nan, compute, shape)
+        y = alu(Ops.MUL, i, expand_uop(reshape_uop(delta, (1,) + shape), out_shape))
+    y = alu(Ops.ADD, y, expand_uop(reshape_uop(a, (1,) + shape), out_shape))
+    if endpoint and num > 1:
+        last = expand_uop(reshape_uop(alu(Ops.CMPEQ, iota(num), num - 1), (num,) + (1,) * len(shape)), out_shape)
+        y = alu(Ops.WHERE, last, expand_uop(reshape_uop(b, (1,) + shape), out_shape), y)
+    if not d.is_inexact:
+        y = alu(Ops.FLOOR, y)
+    ax = normalize_axis(axis, len(out_shape))
+    order = list(range(1, len(out_shape)))
+    order.insert(ax, 0)
+    out = wrap(permute_uop(cast_uop(y, d), order), dev)
+    return (out, wrap(step, dev)) if retstep else out
 
 
 @_grad_option

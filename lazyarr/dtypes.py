@@ -308,6 +308,26 @@ def check_scalar_fits(scalar: Any, dtype: DType) -> None:
             raise OverflowError(f"Python integer {scalar} out of bounds for {dtype.name}")
 
 
+def cast_scalar(value: Any, dtype: DType) -> Any:
+    """A Python (or NumPy) scalar as a value of `dtype`, cast as NumPy's full and its reductions'
+    `initial` cast one (unsafely): a float truncated into an integer type, any number into bool as
+    its truth, a complex losing its imaginary part (NumPy's ComplexWarning), with NumPy's warnings;
+    a Python int that does not fit an integer type is an OverflowError, as in NumPy 2."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    check_scalar_fits(value, dtype)
+    return np.asarray(value).astype(dtype.np).item()
+
+
+def scalar_needs_cast(value: Any, dtype: DType) -> bool:
+    """Whether a Python scalar's kind differs from `dtype`'s, so that cast_scalar changes it."""
+    if isinstance(value, complex):
+        return not dtype.is_complex
+    if isinstance(value, float):
+        return not dtype.is_inexact
+    return dtype.is_bool and not isinstance(value, bool)
+
+
 # ---- limits ----------------------------------------------------------------------------------
 
 # iinfo of each integer dtype, made once (creation functions check their ints at every call)
