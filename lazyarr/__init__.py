@@ -23,7 +23,7 @@ from lazyarr.elementwise import abs, pow, round  # noqa: A001  (shadow builtins 
 from lazyarr.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip,
                                   matrix_transpose, moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack,
                                   tile, transpose, unstack, array_split, atleast_1d, atleast_2d, atleast_3d,
-                                  column_stack, dsplit, dstack, hsplit, hstack, pad, ravel, row_stack, split, swapaxes,
+                                  column_stack, dsplit, dstack, hsplit, hstack, ravel, row_stack, split, swapaxes,
                                   vsplit, vstack)
 from lazyarr.statistics import (all, any, cumprod, cumsum, cumulative_prod, cumulative_sum, diff,  # noqa: A001
                                 max, mean, min, prod, std, sum, var)
@@ -46,6 +46,7 @@ from lazyarr.numpy_io import *  # noqa: F401,F403
 from lazyarr.ufuncs import *  # noqa: F401,F403
 from lazyarr.ufuncs import abs, divmod, pow, ufunc  # noqa: A001  (NumPy's names, on purpose)
 from lazyarr.sorting import argpartition, argsort, partition, sort
+from lazyarr.padding import pad
 from lazyarr.histograms import bincount, histogram
 from lazyarr.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
 from lazyarr.data_types import astype, can_cast, isdtype, result_type

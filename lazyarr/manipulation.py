@@ -389,7 +389,7 @@ def _repeat_each(x: Array, counts: np.ndarray, ax: int) -> Array:
     return wrap(gather_uop(x.uop, src), x.device)
 
 
-# ---- NumPy's joining, splitting and padding ---------------------------------------------------------
+# ---- NumPy's joining and splitting ---------------------------------------------------------
 
 def _along(x: Array, axis: int, start: int | None, stop: int | None, step: int | None = None) -> Array:
     return x[(slice(None),) * axis + (slice(start, stop, step),)]
@@ -519,72 +519,3 @@ def dsplit(x: Array, indices_or_sections: Any) -> list[Array]:
     if x.ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(x, indices_or_sections, axis=2)
-
-
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
-
-
-def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
-    """NumPy's pad_width forms: n, (n,), (before, after), or one pair per axis."""
-    w = np.asarray(pad_width)
-    if not np.issubdtype(w.dtype, np.integer):
-        raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
-    try:
-        w = np.broadcast_to(w.reshape(-1, 2) if w.ndim == 2 or w.size == 2 else w.reshape(-1, 1), (ndim, 2))
-    except ValueError:
-        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of {ndim} dimensions") from None
-    if (w < 0).any():
-        raise ValueError(f"pad: pad widths must be non-negative, got {pad_width!r}")
-    return [(int(b), int(a)) for b, a in w]
-
-
-def pad(x: Array, pad_width: Any, mode: str = "constant", *, constant_values: Any = 0) -> Array:
-    """NumPy's pad, modes 'constant' (with `constant_values`), 'edge', 'reflect', 'symmetric' and
-    'wrap', as movements and joins (it fuses). Wide reflections repeat, as NumPy's do."""
-    x = as_tensor(x)
-    if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
-    widths = _pad_widths(pad_width, x.ndim)
-    if mode == "constant":
-        u = pad_uop(x.uop, widths)
-        values = np.broadcast_to(np.asarray(constant_values), (x.ndim, 2))
-        if values.any():   # the padding takes the constants, axis by axis (later axes over earlier)
-            for ax, ((b, a), (cb, ca)) in enumerate(zip(widths, values)):
-                n, total = x.shape[ax], b + x.shape[ax] + a
-                pos = UOp(Ops.IOTA, dtypes.index, (), total)
-                along = tuple(total if i == ax else 1 for i in range(x.ndim))
-                before = expand_uop(reshape_uop(alu(Ops.CMPLT, pos, b), along), u.shape)
-                after = expand_uop(reshape_uop(alu(Ops.CMPLE, b + n, pos), along), u.shape)
-                u = alu(Ops.WHERE, before, const(cb.item(), x.dtype, u.shape), u) if b else u
-                u = alu(Ops.WHERE, after, const(ca.item(), x.dtype, u.shape), u) if a else u
-        return wrap(u, x.device)
-    for ax, (b, a) in enumerate(widths):
-        if (b or a) and x.shape[ax] == 0:
-            raise ValueError(f"pad: can't extend an empty axis {ax} with mode {mode!r}")
-        x = _pad_axis(x, ax, b, a, mode)
-    return x
-
-
-def _pad_axis(x: Array, ax: int, before: int, after: int, mode: str) -> Array:
-    if mode == "wrap":   # periodic: out[i] = x[(i - before) mod n], a window of x tiled
-        n, total = x.shape[ax], before + x.shape[ax] + after
-        start = -before % n
-        reps = tuple(-(-(start + total) // n) if i == ax else 1 for i in range(x.ndim))
-        return _along(tile(x, reps), ax, start, start + total)
-    while before or after:
-        n = x.shape[ax]
-        if mode == "edge":
-            parts = [broadcast_to(_along(x, ax, 0, 1), x.shape[:ax] + (before,) + x.shape[ax + 1:]), x,
-                     broadcast_to(_along(x, ax, n - 1, n), x.shape[:ax] + (after,) + x.shape[ax + 1:])]
-            return concat([p for p in parts if p.shape[ax]], axis=ax)
-        room = n if mode == "symmetric" else n - 1
-        if room == 0:   # reflecting one element: it repeats
-            mode = "edge"
-            continue
-        b, a = min(before, room), min(after, room)
-        skip = 1 if mode == "reflect" else 0
-        head = flip(_along(x, ax, skip, skip + b), axis=ax)
-        tail = flip(_along(x, ax, n - skip - a, n - skip), axis=ax)
-        x = concat([p for p in (head, x, tail) if p.shape[ax]], axis=ax)
-        before, after = before - b, after - a
-    return x

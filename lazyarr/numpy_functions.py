@@ -27,7 +27,8 @@ from lazyarr.elementwise import (abs as absolute, add, ceil, conj, divide, equal
 from lazyarr.gathering import take_along_axis
 from lazyarr.graph import normalize_axis
 from lazyarr.linalg import cross as linalg_cross, diagonal
-from lazyarr.manipulation import broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, pad, reshape, stack
+from lazyarr.manipulation import broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, reshape, stack
+from lazyarr.padding import pad
 from lazyarr.searching import argmax, argmin, count_nonzero, nonzero, searchsorted
 from lazyarr.sets import unique_all
 from lazyarr.sorting import argsort, sort

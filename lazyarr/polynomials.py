@@ -22,7 +22,8 @@ from lazyarr.creation import arange, as_tensor, asarray, eye, ones, zeros
 from lazyarr.elementwise import add, conj, divide, equal, imag, multiply, negative, real, sqrt, subtract
 from lazyarr.linalg import eigvals, inv, lstsq
 from lazyarr.linear_algebra import matmul, outer
-from lazyarr.manipulation import broadcast_to, concat, expand_dims, flip, pad, reshape, stack
+from lazyarr.manipulation import broadcast_to, concat, expand_dims, flip, reshape, stack
+from lazyarr.padding import pad
 from lazyarr.numpy_functions import convolve
 from lazyarr.statistics import all as all_, cumulative_prod, sum as total
 
