@@ -25,7 +25,7 @@ from typing import Any
 from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp, _native, reduce_identity
 from lazyarr.dtypes import DType
-from lazyarr.elementwise import not_equal, subtract
+from lazyarr.elementwise import maximum, minimum, not_equal, subtract, where as choose_where
 from lazyarr.manipulation import broadcast_to, concat, reshape
 from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
@@ -94,16 +94,49 @@ def _ordered(name: str, x: Array) -> None:
         raise TypeError(f"{name}: complex numbers have no order (take abs(), real() or imag() first)")
 
 
-def max(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
-    x = as_tensor(x)
-    _ordered("max", x)
-    return reduce(x, Ops.MAX, axis, keepdims)
+class _NoValue:
+    """NumPy's 'no initial given' (None is a value NumPy's reductions reject)."""
+    def __repr__(self) -> str:
+        return "<no value>"
 
 
-def min(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
+NO_VALUE = _NoValue()
+
+
+def max(x: Array, /, axis: Any = None, *, keepdims: bool = False, initial: Any = NO_VALUE,
+        where: Any = True) -> Array:
+    """The largest element; NumPy's `initial` (a value the maximum also covers: the answer of an
+    empty reduction) and `where` (which elements count; NumPy asks for initial with it)."""
+    return _extreme("max", Ops.MAX, x, axis, keepdims, initial, where)
+
+
+def min(x: Array, /, axis: Any = None, *, keepdims: bool = False, initial: Any = NO_VALUE,
+        where: Any = True) -> Array:
+    """The smallest element, with NumPy's `initial` and `where` (as max)."""
+    return _extreme("min", Ops.MIN, x, axis, keepdims, initial, where)
+
+
+def _extreme(name: str, op: Ops, x: Any, axis: Any, keepdims: bool, initial: Any, where: Any) -> Array:
     x = as_tensor(x)
-    _ordered("min", x)
-    return reduce(x, Ops.MIN, axis, keepdims)
+    _ordered(name, x)
+    if initial is NO_VALUE:
+        if where is not True:
+            raise ValueError(f"reduction operation '{'maximum' if op is Ops.MAX else 'minimum'}' does not have an "
+                             f"identity, so to use a where mask one has to specify 'initial'")
+        return reduce(x, op, axis, keepdims)
+    value = initial.item() if isinstance(initial, Array) else initial
+    value = dtypes.cast_scalar(value, x.dtype)   # NumPy casts initial to x's dtype (2.5 into int: 2)
+    if where is not True:   # the elements left out take initial's place
+        mask = as_tensor(where, x.device)
+        if not mask.dtype.is_bool:
+            raise TypeError(f"{name}: where must be a boolean mask, not {mask.dtype}")
+        x = choose_where(mask, x, value)
+    axes = normalize_axes(axis, x.ndim)
+    if builtins.any(x.shape[a] == 0 for a in axes):   # (an empty reduction: initial alone)
+        shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape) if keepdims or a not in axes)
+        return wrap(const(value, x.dtype, shape), x.device)
+    r = reduce(x, op, axis, keepdims)
+    return (maximum if op is Ops.MAX else minimum)(r, value)   # (NaN-propagating, as NumPy's)
 
 
 def _count(x: Array, axis: Any) -> int:

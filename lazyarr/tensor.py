@@ -21,7 +21,7 @@ from lazyarr import numpy_fallback
 from lazyarr.arrays import Array, check_writable, grad_mode, hold, layout_strides, make_view, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
-from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axes
+from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, make_complex, normalize_axes
 from lazyarr.runtime.devices import get_device
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
@@ -113,16 +113,8 @@ def _max_min(fn, identity: Any = None):
         _no_out(out)
         if identity is None:   # all, any
             return fn(_masked(self, where, fn is st.all), axis=axis, keepdims=keepdims)
-        if where is not True and initial is _NO_VALUE:
-            raise ValueError(f"reduction operation '{fn.__name__}' does not have an identity, so to use a where "
-                             f"mask one has to specify 'initial'")
-        x = _masked(self, where, initial)
-        if x.size == 0 and initial is not _NO_VALUE:
-            shape = tuple(1 if keepdims and i in normalize_axes(axis, x.ndim) else n for i, n in enumerate(x.shape)
-                          if keepdims or i not in normalize_axes(axis, x.ndim))
-            return wrap(const(initial, x.dtype, shape), x.device)
-        r = fn(x, axis=axis, keepdims=keepdims)
-        return r if initial is _NO_VALUE else (ew.maximum if fn is st.max else ew.minimum)(r, initial)
+        return fn(self, axis=axis, keepdims=keepdims, initial=st.NO_VALUE if initial is _NO_VALUE else initial,
+                  where=where)
     method.__name__ = fn.__name__
     return method
 
@@ -555,9 +547,33 @@ class Tensor(Array):
     def real(self) -> Tensor:
         return ew.real(self)
 
+    @real.setter
+    def real(self, value: Any) -> None:
+        """NumPy's `x.real = v`: writes the real part in place (all of a real array), v broadcast."""
+        self._set_part(value, imaginary=False)
+
     @property
     def imag(self) -> Tensor:
         return ew.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        """NumPy's `x.imag = v`: writes the imaginary part in place; a real array has none (TypeError)."""
+        self._set_part(value, imaginary=True)
+
+    def _set_part(self, value: Any, imaginary: bool) -> None:
+        """A write of one part through `self[...] = ...` (so views write through to their base and
+        the checks of writes apply): the other part kept, `value` cast to the parts' dtype."""
+        if not self.dtype.is_complex:
+            if imaginary:
+                raise TypeError("array does not have imaginary part to set")
+            self[...] = value
+            return
+        part = ew.real(as_tensor(value, self.device)).astype(dtypes.component(self.dtype))
+        part = mp.broadcast_to(part, self.shape)
+        kept = ew.real(self) if imaginary else ew.imag(self)
+        re, im = (kept, part) if imaginary else (part, kept)
+        self[...] = wrap(make_complex(re.uop, im.uop), self.device)
 
     # ---- the array protocols -------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
