@@ -165,7 +165,8 @@ def _grad_option(fn: Callable[..., Array]) -> Callable[..., Array]:
 @_grad_option
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of `shape` filled with `fill_value`, cast to `dtype` as NumPy casts it (a float
-    truncated into an integer dtype; a Python int that does not fit it is an OverflowError)."""
+    truncated into an integer dtype; a Python int that does not fit it is an OverflowError; a
+    complex value into a real dtype is a TypeError, where NumPy would drop its imaginary part)."""
     shape = normalize_shape(shape)
     dev = _device(device)
     if isinstance(fill_value, Array):
@@ -179,6 +180,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
         else:
             raise TypeError(f"full: fill_value must be a Python scalar, got {type(fill_value).__name__}")
     d = _dtype_or(dtype, dtypes.default_for_kind(dtypes.scalar_kind(fill_value)))
+    if isinstance(fill_value, complex) and not d.is_complex:   # (NumPy drops the imaginary part with a warning)
+        raise TypeError(f"full: cannot fill an array of {d} with a complex value")
     if dtypes.scalar_needs_cast(fill_value, d):   # NumPy casts the value (full(3, 2.7, dtype=int) is [2 2 2])
         fill_value = dtypes.cast_scalar(fill_value, d)
     dtypes.check_scalar_fits(fill_value, d)
