@@ -369,7 +369,7 @@ def _linspace_arrays(start: Any, stop: Any, num: int, dtype: Any, device: Any, e
     order = list(range(1, len(out_shape)))
     order.insert(ax, 0)
     out = wrap(permute_uop(cast_uop(y, d), order), dev)
-    return (out, wrap(step, dev)) if retstep else out
+    return (out, wrap(step, dev) if div > 0 else np.float64(math.nan)) if retstep else out   # (NumPy's scalar NaN)
 
 
 @_grad_option
