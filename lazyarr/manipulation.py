@@ -14,8 +14,8 @@ from lazyarr import dtypes
 from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
-from lazyarr.graph import (alu, cast_uop, check_dimensions, const, expand_uop, flip_uop, gather_uop, normalize_axes,
-                           normalize_axis, pad_uop, permute_uop, reshape_uop, shaped)
+from lazyarr.graph import (cast_uop, check_dimensions, const, expand_uop, flip_uop, gather_uop, normalize_axes,
+                           normalize_axis, permute_uop, reshape_uop, shaped)
 from lazyarr.creation import empty
 from lazyarr.arrays import Array, layout_strides, make_view, mark_broadcast_view, reshape_needs_no_copy, wrap
 from lazyarr.creation import as_tensor, asarray

@@ -21,7 +21,7 @@ from lazyarr import numpy_fallback
 from lazyarr.arrays import Array, check_writable, grad_mode, hold, layout_strides, make_view, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
-from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, make_complex, normalize_axes
+from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, make_complex
 from lazyarr.runtime.devices import get_device
 
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
