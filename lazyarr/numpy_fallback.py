@@ -123,12 +123,12 @@ def _walk(value: Any):
             yield from _walk(v)
 
 
-def _to_host(value: Any) -> Any:
+def to_host(value: Any) -> Any:
     """An argument with its lazyarr arrays realized as NumPy arrays (lists and tuples rebuilt)."""
     if isinstance(value, Array):
         return np.asarray(value)
     if isinstance(value, (list, tuple)) and any(True for _ in _walk(value)):
-        items = [_to_host(v) for v in value]
+        items = [to_host(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
 
@@ -163,7 +163,7 @@ def _wrap(qualified: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             warnings.warn(f"lazyarr.{qualified} is not implemented in lazyarr; computed by NumPy on the host",
                           RuntimeWarning, stacklevel=2)
         device = arrays[0].device if arrays else get_device()   # (the default device: the CPU unless set)
-        result = fn(*(_to_host(a) for a in args), **{k: _to_host(v) for k, v in kwargs.items()})
+        result = fn(*(to_host(a) for a in args), **{k: to_host(v) for k, v in kwargs.items()})
         return _to_lazy(result, device)
     fallback.__lazyarr_fallback__ = True
     fallback.__qualname__ = fallback.__name__ = qualified.rpartition(".")[2]

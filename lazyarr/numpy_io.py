@@ -15,13 +15,9 @@ from typing import Any
 import numpy as np
 
 from lazyarr import dtypes
+from lazyarr.numpy_fallback import to_host
 from lazyarr.arrays import Array
 from lazyarr.creation import as_tensor, asarray
-
-
-def _host(x: Any) -> Any:
-    """An array argument as NumPy reads it: a lazyarr array's computed values."""
-    return np.asarray(x.numpy()) if isinstance(x, Array) else x
 
 
 def _lazy(name: str, values: Any, device: Any) -> Array:
@@ -41,12 +37,12 @@ def save(file: Any, arr: Any, allow_pickle: bool = True, **kwargs: Any) -> None:
 def savez(file: Any, *args: Any, **kwds: Any) -> None:
     """Several arrays in one uncompressed .npz archive (np.savez): positional ones as arr_0, ...,
     keyword ones by their names."""
-    np.savez(file, *(_host(a) for a in args), **{k: _host(v) for k, v in kwds.items()})
+    np.savez(file, *(to_host(a) for a in args), **{k: to_host(v) for k, v in kwds.items()})
 
 
 def savez_compressed(file: Any, *args: Any, **kwds: Any) -> None:
     """Several arrays in one compressed .npz archive (np.savez_compressed)."""
-    np.savez_compressed(file, *(_host(a) for a in args), **{k: _host(v) for k, v in kwds.items()})
+    np.savez_compressed(file, *(to_host(a) for a in args), **{k: to_host(v) for k, v in kwds.items()})
 
 
 class NpzFile(Mapping):

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import dtypes
+from lazyarr.numpy_fallback import to_host
 from lazyarr.arrays import Array, layout_strides
 from lazyarr.compiler.uop import Ops
 from lazyarr.creation import as_tensor, asarray
@@ -223,14 +224,6 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Any) -> Array
 
 # ---- Python functions over elements, through NumPy ----------------------------------------------------
 
-def _host(x: Any) -> Any:
-    if isinstance(x, Array):
-        return np.asarray(x.numpy())
-    if isinstance(x, (list, tuple)) and any(isinstance(v, Array) for v in x):
-        return type(x)(_host(v) for v in x)
-    return x
-
-
 def _lazy(out: Any) -> Any:
     """NumPy's results as lazyarr arrays (object arrays of numbers become numeric ones)."""
     if isinstance(out, tuple):
@@ -266,7 +259,7 @@ class vectorize:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._numpy is None:   # @vectorize(otypes=...): the decorated function arrives
             return vectorize(args[0], self.otypes, self.__doc__, self.excluded, self.cache, self.signature)
-        return _lazy(self._numpy(*(_host(a) for a in args), **{k: _host(v) for k, v in kwargs.items()}))
+        return _lazy(self._numpy(*(to_host(a) for a in args), **{k: to_host(v) for k, v in kwargs.items()}))
 
 
 class _PythonUfunc:
@@ -284,16 +277,16 @@ class _PythonUfunc:
     identity = property(lambda self: self._numpy.identity)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _lazy(self._numpy(*(_host(a) for a in args), **kwargs))
+        return _lazy(self._numpy(*(to_host(a) for a in args), **kwargs))
 
     def reduce(self, array: Any, *args: Any, **kwargs: Any) -> Any:
-        return _lazy(self._numpy.reduce(_host(array), *args, **kwargs))
+        return _lazy(self._numpy.reduce(to_host(array), *args, **kwargs))
 
     def accumulate(self, array: Any, *args: Any, **kwargs: Any) -> Any:
-        return _lazy(self._numpy.accumulate(_host(array), *args, **kwargs))
+        return _lazy(self._numpy.accumulate(to_host(array), *args, **kwargs))
 
     def outer(self, a: Any, b: Any, **kwargs: Any) -> Any:
-        return _lazy(self._numpy.outer(_host(a), _host(b), **kwargs))
+        return _lazy(self._numpy.outer(to_host(a), to_host(b), **kwargs))
 
     def __repr__(self) -> str:
         return f"<lazyarr frompyfunc {self.__name__}>"

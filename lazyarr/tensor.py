@@ -15,9 +15,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, indexing, linear_algebra,
+from lazyarr import (autograd, conversion, data_types, dtypes, elementwise as ew, gathering, linear_algebra,
                      manipulation as mp, numpy_io, searching, sorting, statistics as st, views)
 from lazyarr import numpy_fallback
+from lazyarr.numpy_fallback import to_host
 from lazyarr.arrays import Array, check_writable, grad_mode, hold, layout_strides, make_view, wrap
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import as_tensor, asarray
@@ -167,14 +168,6 @@ def _native(lazyarr: Any, name: str) -> Any:
     would warn and make its result lazyarr's)."""
     fn = getattr(lazyarr, name, None)
     return None if numpy_fallback.is_fallback(fn) else fn
-
-
-def _host(x: Any) -> Any:
-    if isinstance(x, Array):
-        return x.numpy()
-    if isinstance(x, (list, tuple)):
-        return type(x)(_host(v) for v in x)
-    return x
 
 
 class Tensor(Array):
@@ -588,8 +581,8 @@ class Tensor(Array):
             return ours(*inputs, **kwargs) if method == "__call__" else getattr(ours, method)(*inputs, **kwargs)
         if ours is not None and method == "__call__" and not kwargs:
             return ours(*inputs)
-        kwargs = {k: _host(v) for k, v in kwargs.items()}
-        return getattr(ufunc, method)(*(_host(x) for x in inputs), **kwargs)
+        kwargs = {k: to_host(v) for k, v in kwargs.items()}
+        return getattr(ufunc, method)(*(to_host(x) for x in inputs), **kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         """NumPy functions on Tensors (np.sum(t), np.concatenate([...])) call lazyarr's function of the
@@ -601,7 +594,7 @@ class Tensor(Array):
                 return fn(*args, **kwargs)
             except TypeError:
                 pass
-        return func(*(_host(a) for a in args), **{k: _host(v) for k, v in kwargs.items()})
+        return func(*(to_host(a) for a in args), **{k: to_host(v) for k, v in kwargs.items()})
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
         if api_version is not None and api_version not in SUPPORTED_API_VERSIONS:

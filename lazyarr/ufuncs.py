@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import dtypes, elementwise as ew, numpy_elementwise
+from lazyarr.numpy_fallback import to_host
 from lazyarr import statistics as st
 from lazyarr.arrays import Array, wrap
 from lazyarr.compiler.ir_kernels import scatter_add
@@ -78,15 +79,6 @@ def _np_dtype(d: Any) -> np.dtype:
 
 def _as(x: Array, d: DType) -> Array:
     return x if x.dtype is d else x.astype(d)
-
-
-def _host(x: Any) -> Any:
-    """x with lazyarr arrays as NumPy's (for NumPy's own functions)."""
-    if isinstance(x, Array):
-        return x.numpy()
-    if isinstance(x, (list, tuple)):
-        return type(x)(_host(v) for v in x)
-    return x
 
 
 def _last(x: Array, i: Any) -> Array:
@@ -248,7 +240,7 @@ class ufunc:
         out = _single_output(out)
         if dtype is None and out is not None:
             dtype = out.dtype
-        options = {} if initial is NO_VALUE else {"initial": _host(initial)}
+        options = {} if initial is NO_VALUE else {"initial": to_host(initial)}
         probe = self._probe("reduce", a, axis=axis, dtype=None if dtype is None else _np_dtype(dtype),
                             keepdims=keepdims, **options)
         d = dtypes.as_dtype(probe.dtype)
@@ -268,12 +260,12 @@ class ufunc:
         if mask is not None:
             mask = reshape(permute_dims(broadcast_to(mask, a.shape), kept + list(axes)), x.shape)
             if self.identity is not None or self.__name__ in _IDEMPOTENT:
-                fill = _identity(self.identity, d) if self.identity is not None else _host(initial)
+                fill = _identity(self.identity, d) if self.identity is not None else to_host(initial)
                 x, mask = ew.where(mask, x, asarray(fill, dtype=d, device=a.device)), None
         if initial is NO_VALUE and self.identity is not None and self.__name__ not in _REDUCTIONS:
             initial = _identity(self.identity, d)   # NumPy starts from the identity: gcd.reduce([-4]) is 4
         if initial is not NO_VALUE:
-            x = concat([asarray(np.full(lead + (1,), _host(initial), d.np), device=a.device), x], axis=-1)
+            x = concat([asarray(np.full(lead + (1,), to_host(initial), d.np), device=a.device), x], axis=-1)
             if mask is not None:
                 mask = concat([full(lead + (1,), True, dtype=dtypes.bool_, device=a.device), mask], axis=-1)
         r = self._fold(x, d) if mask is None else self._masked_fold(x, mask, d)
@@ -357,7 +349,7 @@ class ufunc:
         out = _single_output(out)
         if dtype is None and out is not None:
             dtype = out.dtype
-        positions = np.asarray(_host(indices))
+        positions = np.asarray(to_host(indices))
         np_dtype = None if dtype is None else _np_dtype(dtype)
         try:
             ax = normalize_axes(operator.index(axis), a.ndim)[0]
@@ -394,7 +386,7 @@ class ufunc:
         an index given several times is applied that many times, in order, as NumPy's. `a` is a
         lazyarr array (a NumPy array is NumPy's at). The indices are read on the host."""
         if isinstance(a, np.ndarray):
-            self._numpy.at(a, _host(indices), *(() if b is None else (_host(b),)))
+            self._numpy.at(a, to_host(indices), *(() if b is None else (to_host(b),)))
             return
         if self.nout != 1:
             raise ValueError("ufunc.at does not support ufuncs with more than one output")

@@ -3,60 +3,18 @@ accumulate, reduceat, outer and at, against NumPy's results on inputs made sever
 NumPy arrays, lazy graphs, strided and transposed views), through lazyarr's objects and through
 NumPy's own ufuncs on Tensors; laziness, gradients, and NumPy's exception types for bad input."""
 import inspect
-import math
 import pickle
 
 import numpy as np
 import pytest
 
 import lazyarr as xp
+from tests.helpers import HOWS, fails, grad_check, made, same
 
 RNG = np.random.default_rng(33)
 FLOATS = RNG.standard_normal((3, 4))
 INTS = np.array([[3, -1, 4, 1], [-5, 9, 2, -6], [5, 3, -5, 8]])
 BOOLS = np.array([[True, False, True, True], [True, True, False, True], [False, True, True, True]])
-HOWS = ["list", "asarray", "computed", "strided", "transposed"]
-
-
-def made(a, how):
-    """The NumPy array `a` as lazyarr input: a list, an array, a lazy graph, a strided view, or a
-    transposed view."""
-    a = np.asarray(a)
-    if how == "list":
-        return a.tolist()
-    if how == "asarray":
-        return xp.asarray(a)
-    if how == "computed":
-        return xp.asarray(a) * 1 if a.dtype != bool else xp.asarray(a) & True
-    if how == "strided":
-        return xp.asarray(np.repeat(a, 2, axis=0))[::2]
-    if how == "transposed":
-        return xp.asarray(np.ascontiguousarray(a.T)).T
-    raise ValueError(how)
-
-
-def same(got, want, rtol=1e-12, atol=1e-12, dtype=True):
-    """got (a lazyarr array, or a tuple of them) equals want in shape, dtype and values."""
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want), (got, want)
-        for g, w in zip(got, want):
-            same(g, w, rtol, atol, dtype)
-        return
-    assert isinstance(got, xp.ndarray), type(got)
-    g, w = got.numpy(), np.asarray(want)
-    assert g.shape == w.shape, (g.shape, w.shape)
-    if dtype:
-        assert g.dtype == w.dtype, (g.dtype, w.dtype)
-    if w.dtype.kind in "fc":
-        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(g, w)
-
-
-def fails(error, fn, *args, match=None, **kwargs):
-    """fn(*args, **kwargs) raises `error` (with `match` in its message)."""
-    with pytest.raises(error, match=match):
-        fn(*args, **kwargs)
 
 
 # ---- the objects -----------------------------------------------------------------------------------
@@ -416,24 +374,6 @@ def test_methods_stay_lazy(monkeypatch):
 
 
 # ---- gradients -----------------------------------------------------------------------------------------
-
-def grad_check(fn, np_fn, *arrays, rtol=1e-6, atol=1e-8, eps=1e-6):
-    """backward() of sum(fn(x) * w) against central differences of NumPy's np_fn, along two
-    random directions per argument."""
-    leaves = [xp.asarray(a, requires_grad=True) for a in arrays]
-    out = fn(*leaves)
-    w = np.linspace(0.5, 1.5, out.size).reshape(out.shape)
-    xp.sum(out * xp.asarray(w)).backward()
-    rng = np.random.default_rng(7)
-    for i, (a, leaf) in enumerate(zip(arrays, leaves)):
-        g = leaf.grad.numpy()
-        for _ in range(2):
-            v = rng.standard_normal(a.shape)
-            at = [list(arrays), list(arrays)]
-            at[0][i], at[1][i] = a + eps * v, a - eps * v
-            numeric = (np.sum(np_fn(*at[0]) * w) - np.sum(np_fn(*at[1]) * w)) / (2 * eps)
-            assert math.isclose(float(np.sum(g * v)), numeric, rel_tol=rtol, abs_tol=atol), (i, np.sum(g * v), numeric)
-
 
 def test_gradients():
     x = RNG.uniform(0.5, 2.0, (3, 5))
