@@ -42,6 +42,7 @@ from lazyarr.numpy_statistics import *  # noqa: F401,F403
 from lazyarr.polynomials import *  # noqa: F401,F403
 from lazyarr.numpy_names import *  # noqa: F401,F403
 from lazyarr.numpy_io import *  # noqa: F401,F403
+from lazyarr.numpy_writes import *  # noqa: F401,F403
 # (after the star imports: the elementwise names above become ufunc objects wrapping those functions)
 from lazyarr.ufuncs import *  # noqa: F401,F403
 from lazyarr.ufuncs import abs, divmod, pow, ufunc  # noqa: A001  (NumPy's names, on purpose)
