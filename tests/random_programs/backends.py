@@ -145,6 +145,9 @@ class TorchNS:
     def where(self, c, a, b):
         return self.torch.where(c, *self._pair(a, b))
 
+    def clip(self, x, lo, hi):
+        return self.torch.clamp(*self.torch.broadcast_tensors(x, lo, hi))   # (NumPy's clip broadcasts x too)
+
     def _reduce(self, f, x, axis, keepdims):
         if axis is None:
             r = f(x)

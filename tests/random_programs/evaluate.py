@@ -185,6 +185,10 @@ def evaluate_node(node, env, B, i):
     if op == "where":
         other = x[2] if len(x) > 2 else a["value"]
         return m.where(x[0], x[1], other)
+    if op == "clip":                # x at its bounds wherever y or z lies beyond it (exact ties: no kink)
+        B.kink("maximum", x[0], x[1])
+        B.kink("maximum", x[0], x[2])
+        return m.clip(x[0], m.minimum(x[0], x[1]), m.maximum(x[0], x[2]))
     if op == "reduce":
         if a["fn"] in ("max", "min"):
             B.kink("maxred", x[0], axis=a["axis"])
@@ -281,6 +285,8 @@ def render_node(node, name):
         return render_binary(a["fn"], a["style"], x[0], x[1])
     if op == "where":
         return f"xp.where({x[0]}, {x[1]}, {x[2] if len(x) > 2 else repr(a['value'])})"
+    if op == "clip":
+        return f"xp.clip({x[0]}, xp.minimum({x[0]}, {x[1]}), xp.maximum({x[0]}, {x[2]}))"
     if op == "reduce":
         kw = f"axis={a['axis']!r}, keepdims={a['keepdims']}"
         return f"{x[0]}.{a['fn']}({kw})" if a["style"] == "method" else f"xp.{a['fn']}({x[0]}, {kw})"

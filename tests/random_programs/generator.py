@@ -321,7 +321,7 @@ class Gen(GenOps):
             return {"unary": 1, "binary": 4, "scalar": 2, "divide": 3, "shift": 1, "pow": 1, "where": 1.5,
                     "reduce": 1.5, "matmul": 0.7, "movement": 2, "join": 1, "realize": 0.3, "astype": 0.6}
         w = {"unary": 3, "binary": 4, "scalar": 2, "divide": 1, "pow": 1, "where": 1.5, "reduce": 1.5,
-             "matmul": 1, "movement": 2, "join": 1, "realize": 0.3, "astype": 0.3}
+             "matmul": 1, "movement": 2, "join": 1, "realize": 0.3, "astype": 0.3, "clip": 0.5}
         if self.mode == "forward":
             w["floordiv"] = 0.6
         if self.within is not None:

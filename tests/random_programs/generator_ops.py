@@ -194,6 +194,23 @@ class GenOps:
         return self.node("pow", (i,), {"base": base, "exponent": e, "style": self.style()},
                          self.nodes[i].shape, bound=b)
 
+    def op_clip(self):
+        """clip(x, minimum(x, y), maximum(x, z)): x lies within its bounds, and equals one of them
+        wherever y or z is beyond it, so the gradient is taken exactly at the bounds (torch.clamp
+        gives x all of it there, the bound none)."""
+        if self.smooth or self.kind != "float":
+            return self.op_binary()
+        i = self.pick(self.candidates())
+        if i is None:
+            return None
+        j, k = self.partner(i), self.partner(i)
+        if j is None or k is None:
+            return None
+        shape = broadcast(broadcast(self.nodes[i].shape, self.nodes[j].shape), self.nodes[k].shape)
+        if shape is None or size_of(shape) > self.max_size or (self.within is not None and not fits_into(shape, self.within)):
+            return None
+        return self.node("clip", (i, j, k), {}, shape, bound=max(self.bound(i), self.bound(j), self.bound(k)))
+
     def op_where(self):
         if self.smooth:
             return self.op_binary()
