@@ -26,7 +26,7 @@ from lazyarr.elementwise import (abs as absolute, add, ceil, conj, divide, equal
                                  subtract, where)
 from lazyarr.gathering import take_along_axis
 from lazyarr.graph import normalize_axis
-from lazyarr.linalg import cross as linalg_cross, diagonal
+from lazyarr.linalg import cross as linalg_cross, diagonal as linalg_diagonal
 from lazyarr.manipulation import broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, reshape, stack
 from lazyarr.padding import pad
 from lazyarr.searching import argmax, argmin, count_nonzero, nonzero, searchsorted
@@ -79,7 +79,7 @@ def diag(v: Any, k: int = 0) -> Array:
     v = as_tensor(v)
     k = operator.index(k)
     if v.ndim == 2:
-        return diagonal(v, offset=k)
+        return linalg_diagonal(v, offset=k)
     if v.ndim != 1:
         raise ValueError(f"diag: input must be 1- or 2-dimensional, got shape {v.shape}")
     n = v.shape[0] + abs(k)
@@ -521,12 +521,22 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
     return moveaxis(linalg_cross(x, y, axis=-1), -1, axisc)
 
 
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """NumPy's diagonal: the diagonals of the axes axis1 and axis2 (the first two), along a new
+    last axis (the standard's linalg.diagonal takes the last two)."""
+    x = as_tensor(a)
+    if x.ndim < 2:
+        raise ValueError(f"diagonal requires an array of at least two dimensions, got shape {x.shape}")
+    a1, a2 = normalize_axis(axis1, x.ndim), normalize_axis(axis2, x.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    return linalg_diagonal(moveaxis(x, (a1, a2), (-2, -1)), offset=operator.index(offset))
+
+
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> Array:
     """NumPy's trace: the sums of the diagonals of the axes axis1 and axis2 (the first two)."""
     _no_out("trace", out)
-    x = as_tensor(a)
-    moved = moveaxis(x, (normalize_axis(axis1, x.ndim), normalize_axis(axis2, x.ndim)), (-2, -1))
-    return total(diagonal(moved, offset=offset), axis=-1, dtype=dtype)
+    return total(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 # ---- shapes ---------------------------------------------------------------------------------------
@@ -612,5 +622,5 @@ def loadtxt(fname: Any, *args: Any, device: Any = None, **kwargs: Any) -> Array:
 __all__ = ["r_", "c_", "array", "copy", "unique", "logspace", "geomspace", "diag", "diagflat", "quantile", "percentile", "median",
            "nanquantile", "nanpercentile", "nanmedian", "nansum", "nanprod", "nanmean", "nanvar", "nanstd",
            "nanmax", "nanmin", "nanargmax", "nanargmin", "average", "ptp", "isclose", "allclose", "array_equal",
-           "array_equiv", "nan_to_num", "interp", "convolve", "correlate", "cross", "trace", "ndim", "shape",
+           "array_equiv", "nan_to_num", "interp", "convolve", "correlate", "cross", "diagonal", "trace", "ndim", "shape",
            "size", "set_printoptions", "get_printoptions", "printoptions", "errstate", "savetxt", "loadtxt"]

@@ -478,8 +478,8 @@ class Tensor(Array):
         return mp.swapaxes(self, axis1, axis2)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Tensor:
-        from lazyarr.linalg import diagonal
-        return diagonal(mp.moveaxis(self, (axis1, axis2), (-2, -1)), offset=offset)
+        from lazyarr.numpy_functions import diagonal
+        return diagonal(self, offset, axis1, axis2)
 
     def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None) -> Tensor:
         _no_out(out)

@@ -254,3 +254,26 @@ def test_requires_grad_on_creation_functions():
         (p * p * 0.5).sum().backward()
         same(p.grad, p.numpy())
     assert not xp.zeros(3).requires_grad and math.isclose(float(xp.ones(3, requires_grad=True).sum()), 3.0)
+
+
+def test_diagonal_is_numpys():
+    """NumPy's diagonal (axis1 and axis2, the first two by default; the diagonal along a new last
+    axis), natively: lazy, differentiable, NumPy's errors; the method and trace share it."""
+    b = np.arange(60.0).reshape(3, 4, 5)
+    for made in (xp.asarray(b), xp.asarray(b) * 1.0, xp.asarray(np.ascontiguousarray(b.T)).T):
+        for offset, a1, a2 in [(0, 0, 1), (1, 0, 1), (-1, 0, 1), (2, 1, 2), (0, 2, 0), (-2, -1, 0), (7, 0, 1)]:
+            got = xp.diagonal(made, offset, a1, a2)
+            np.testing.assert_array_equal(got.numpy(), np.diagonal(b, offset, a1, a2))
+            np.testing.assert_array_equal(made.diagonal(offset, a1, a2).numpy(), b.diagonal(offset, a1, a2))
+            np.testing.assert_array_equal(xp.trace(made, offset, a1, a2).numpy(), np.trace(b, offset, a1, a2))
+    assert not xp.numpy_fallback.is_fallback(xp.diagonal)
+    np.testing.assert_array_equal(np.diagonal(xp.asarray(b)).numpy(), np.diagonal(b))   # NumPy's name on a Tensor
+    x = xp.asarray(np.arange(9.0).reshape(3, 3), requires_grad=True)
+    xp.sum(xp.diagonal(x, 1) * 2).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.diag([2.0, 2.0], 1))
+    with pytest.raises(ValueError, match="same"):
+        xp.diagonal(xp.zeros((2, 2)), 0, 1, 1)
+    with pytest.raises(ValueError, match="two dimensions"):
+        xp.diagonal(xp.zeros(3))
+    with pytest.raises(np.exceptions.AxisError):
+        xp.diagonal(xp.zeros((2, 2)), 0, 0, 2)
