@@ -265,6 +265,22 @@ def _basic_key(key: Any) -> bool:
     return not any(is_index_array(k) for k in entries)
 
 
+def selected_positions(x: Array, key: Any, value_shape: tuple[int, ...]) -> Array:
+    """x's flat positions that `key` selects (int64, of x[key]'s shape; the key's checks and
+    errors are getitem's), after checking that a value of `value_shape` broadcasts to them
+    (NumPy's ValueError otherwise): what a write through `key` writes where."""
+    positions = getitem(wrap(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), x.size), dtypes.int64), x.shape),
+                             x.device), key)
+    try:
+        target = broadcast_shapes(value_shape, positions.shape)
+    except ValueError:
+        target = None
+    if target != positions.shape:
+        raise ValueError(f"shape mismatch: value array of shape {value_shape} could not be broadcast to indexing "
+                         f"result of shape {positions.shape}")
+    return positions
+
+
 def setitem(x: Array, key: Any, value: Any) -> None:
     """`x[key] = value` for every key getitem takes, with NumPy's semantics: value broadcasts to
     x[key]'s shape, and where the key names an element several times the last write wins
@@ -279,21 +295,13 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         return
     check_assignable(x)
     n = x.size
-    positions = getitem(wrap(reshape_uop(cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64), x.shape),
-                             x.device), key)
     v = value_node(x, value)
-    try:
-        target = broadcast_shapes(v.shape, positions.shape)
-    except ValueError:
-        target = None
-    if target != positions.shape:
-        raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be broadcast to indexing "
-                         f"result of shape {positions.shape}")
+    positions = selected_positions(x, key, v.shape)
     m = positions.size
     if m == 0:
         return
     p = reshape_uop(positions.uop, (m,))
-    values = reshape_uop(expand_uop(v, target), (m,))
+    values = reshape_uop(expand_uop(v, positions.shape), (m,))
     order = cast_uop(argsort(wrap(p, x.device)).uop, dtypes.int64)
     s = gather_uop(p, [order])
     here = cast_uop(UOp(Ops.IOTA, dtypes.index, (), n), dtypes.int64)

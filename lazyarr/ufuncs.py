@@ -36,7 +36,7 @@ from lazyarr.arrays import Array, wrap
 from lazyarr.compiler.ir_kernels import scatter_add
 from lazyarr.creation import arange, as_tensor, asarray, full, zeros_like
 from lazyarr.dtypes import DType
-from lazyarr.gathering import getitem, setitem, take
+from lazyarr.gathering import selected_positions, setitem, take
 from lazyarr.graph import broadcast_shapes, gather_uop, normalize_axes, with_gradient
 from lazyarr.indexing import getitem as basic_getitem
 from lazyarr.manipulation import broadcast_to, concat, moveaxis, permute_dims, reshape, stack
@@ -401,17 +401,9 @@ class ufunc:
         sample = () if b is None else (b if not isinstance(b, Array) else np.zeros(1, b.dtype.np),)
         with np.errstate(all="ignore"):
             self._numpy.at(np.zeros(1, a.dtype.np), [0], *sample)
-        everywhere = reshape(arange(a.size, device=a.device), a.shape)
-        positions = getitem(everywhere, indices)   # a's flat positions the key selects (its checks, its errors)
-        if b is not None:
-            bv = as_tensor(b, a.device) if isinstance(b, Array) else asarray(b, device=a.device)
-            try:
-                b_shape = broadcast_shapes(bv.shape, positions.shape)
-            except ValueError:
-                b_shape = None
-            if b_shape != positions.shape:
-                raise ValueError(f"shape mismatch: value array of shape {bv.shape} could not be broadcast to indexing "
-                                 f"result of shape {positions.shape}")
+        bv = None if b is None else as_tensor(b, a.device) if isinstance(b, Array) else asarray(b, device=a.device)
+        positions = selected_positions(a, indices, () if bv is None else bv.shape)   # (the key's checks, its errors)
+        if bv is not None:
             bv = reshape(broadcast_to(bv, positions.shape), (positions.size,))
         flat_positions = np.asarray(positions.numpy()).reshape(-1)
         flat = reshape(a, (a.size,))
@@ -420,7 +412,7 @@ class ufunc:
         if self.__name__ in ("add", "subtract") and not a.dtype.is_bool:
             new = self._scatter(flat, flat_positions, bv)
         else:
-            new = self._rounds(flat, flat_positions, bv if b is not None else None)
+            new = self._rounds(flat, flat_positions, bv)
         setitem(a, Ellipsis, reshape(new, a.shape))
 
     def _scatter(self, flat: Array, positions: np.ndarray, values: Array) -> Array:
