@@ -361,13 +361,16 @@ class CRenderer(Renderer):
                 f"return ({t})((({mt})a & m) | (({mt})b & ~m)); }}")
         return f"{self.helper(name, body)}({a}, {b})"
 
-    @staticmethod
-    def fused_accumulation(u: UOp, users: dict[UOp, list[UOp]]) -> UOp | None:
-        """The MUL of acc + a·b on float vectors that an accumulator update adds (and nothing else
-        reads): vectorised reductions (matmul's register tile) accumulate with a fused
-        multiply-add. Their sums change order anyway (lanes, accumulators), as BLAS's do; scalar
-        arithmetic never fuses, so elementwise results stay NumPy's bit for bit."""
-        if u.op is not Ops.ADD or u.dtype.count == 1 or not u.dtype.is_float or \
+    # whether scalar accumulator updates fuse too (OpenCL's: a work-item's reduction is scalar)
+    scalar_fused_accumulation = False
+
+    def fused_accumulation(self, u: UOp, users: dict[UOp, list[UOp]]) -> UOp | None:
+        """The MUL of acc + a·b on float vectors (or scalars: `scalar_fused_accumulation`) that an
+        accumulator update adds (and nothing else reads): reductions (matmul's register tile)
+        accumulate with a fused multiply-add. Their sums change order anyway (lanes,
+        accumulators), as BLAS's do; other arithmetic never fuses, so elementwise results stay
+        NumPy's bit for bit."""
+        if u.op is not Ops.ADD or (u.dtype.count == 1 and not self.scalar_fused_accumulation) or not u.dtype.is_float or \
                 not any(s.op is Ops.DEFINE_ACC for s in u.src) or [x.op for x in users[u]] != [Ops.ASSIGN]:
             return None
         mul = next((s for s in u.src if s.op is Ops.MUL), None)

@@ -79,6 +79,9 @@ class OpenCLRenderer(CRenderer):
     simd_sums = False   # a work-item's loop is scalar: a blocked sum keeps short blocks
     escapes = False
     fused_approximations = False
+    # a reduction of products (matmul's register tile, a dot product) accumulates with fma(), one
+    # rounding a step (with FP_CONTRACT off nothing else fuses: elementwise results round as NumPy's)
+    scalar_fused_accumulation = True
 
     def __init__(self, fp64: bool = True, group_size: int = GROUP_SIZE, param_bytes: int = 1024) -> None:
         super().__init__()
@@ -180,18 +183,6 @@ class OpenCLRenderer(CRenderer):
                 expr = f"({x[0]} {INFIX[u.op]} {x[1]})"
             return f"(({c_type(d)}){expr})"
         return super().alu(u, a)
-
-    @staticmethod
-    def fused_accumulation(u: UOp, users: dict[UOp, list[UOp]]) -> UOp | None:
-        """The MUL of acc + a·b that a float accumulator update adds (and nothing else reads),
-        scalar ones too: a reduction of products (matmul's register tile, a dot product)
-        accumulates with fma(), one rounding a step, as the C renderer's vectors do (with FP_CONTRACT
-        off nothing else fuses: elementwise results round as NumPy's)."""
-        if u.op is not Ops.ADD or not u.dtype.is_float or not any(s.op is Ops.DEFINE_ACC for s in u.src) or \
-                [x.op for x in users[u]] != [Ops.ASSIGN]:
-            return None
-        mul = next((s for s in u.src if s.op is Ops.MUL), None)
-        return mul if mul is not None and len(users.get(mul, ())) == 1 else None
 
     def vector_fma(self, d: dtypes.DType, a: str, b: str, c: str) -> str:
         return f"fma({a}, {b}, {c})"
