@@ -20,7 +20,7 @@ from lazyarr.runtime.items import CallItem, ScheduleItem
 from lazyarr.runtime.prepared import PreparedLaunches
 
 
-PREPARE_AFTER = 2   # uses of a cached schedule after which its launches are prepared
+PREPARE_AFTER = 1   # uses of a cached schedule after which its launches are prepared (the first: it came back)
 
 
 class _Realized:
@@ -214,8 +214,10 @@ class _KeptAnchors:
 
 
 def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -> None:
-    """A schedule cache entry was used again: once it came back (PREPARE_AFTER uses), its launches
-    are prepared (`lazyarr.runtime.prepared`)."""
+    """A schedule cache entry was used again: once it came back (PREPARE_AFTER uses: the first,
+    from memory or the disk cache; a never-realized loop's segments are each seen once a run, so a
+    second use was a third run on unprepared launches), its launches are prepared
+    (`lazyarr.runtime.prepared`)."""
     uses = entry.launches
     uses[0] += 1
     if uses[0] == PREPARE_AFTER:

@@ -126,6 +126,30 @@ def test_a_generic_kernel_run_often_with_one_set_of_sizes_is_compiled_for_them(f
     np.testing.assert_array_equal(t.numpy(), want)
 
 
+@needs_tcc
+def test_a_generic_kernel_of_much_work_a_call_is_compiled_for_its_sizes_after_few_calls(fresh, monkeypatch):
+    # a never-realized loop's segment kernel runs a few times a run, each call much work: waiting
+    # for SPECIALISE_CALLS calls kept it on generic code for twenty runs
+    def sines(n):
+        a = np.linspace(0, 3, n * 40, dtype=np.float32).reshape(n, 40)
+        return xp.sum(xp.sin(xp.asarray(a) * 3), axis=1), np.sin(a * 3).sum(axis=1)
+    t, want = sines(50)
+    prog, sizes = program_of(t), t.schedule()[0].sizes
+    np.testing.assert_allclose(t.numpy(), want, rtol=1e-5)
+    assert prog.generic and not prog.special
+    per_call = prog.work * max(sizes)
+    monkeypatch.setattr(cpu_compiler, "SPECIALISE_WORK", 3 * per_call)
+    calls = 0
+    while not prog.special and calls < 8:   # due at the third call (whose work reaches it), then compiled
+        t, want = sines(50)
+        np.testing.assert_allclose(t.numpy(), want, rtol=1e-5)
+        calls += 1
+        prog.wait()
+    assert set(prog.special) == {sizes} and calls <= 4 < cpu_compiler.SPECIALISE_CALLS
+    t, want = sines(50)
+    np.testing.assert_allclose(t.numpy(), want, rtol=1e-5)
+
+
 @pytest.mark.parametrize("weight", ["array", "quotient"])
 def test_a_reduction_of_compared_values_compiles_for_its_sizes(fresh, weight):
     # a one-hot sum (a loss's backward): its optimised code for fixed sizes packs the comparisons

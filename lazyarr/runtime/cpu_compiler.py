@@ -148,6 +148,7 @@ def wait_for_optimised() -> None:
 
 
 SPECIALISE_CALLS = 64   # calls with one set of sizes after which a shape-generic kernel is compiled for them
+SPECIALISE_WORK = 1 << 20   # or operations done with them (a loop's segment: few calls, each of much work)
 SPECIALISE_SIZES = 8    # the sets of sizes counted per kernel
 
 
@@ -159,7 +160,9 @@ class TieredProgram:
 
     A shape-generic kernel (its sizes are arguments) is optimised without kernel optimisation,
     which needs the sizes. Once it has run SPECIALISE_CALLS times with one set of sizes (every
-    step of a training loop runs the same ones), it is also compiled for those sizes alone, with
+    step of a training loop runs the same ones), or done SPECIALISE_WORK operations with them (a
+    never-realized loop's segment of sixteen iterations: a few calls a run, each of much work, on
+    generic code 1.4x slower), it is also compiled for those sizes alone, with
     kernel optimisation (`bind_sizes`), and calls with them run that object. Only the first
     SPECIALISE_SIZES sets of sizes are counted: a session of ever new shapes stays generic."""
 
@@ -209,12 +212,13 @@ class TieredProgram:
         self.calls += 1
         # (a shape-generic kernel's work counts each loop of argument length once: its largest size
         # stands for them, a rough measure, which is all hotness needs)
-        self.done += self.work * max(sizes) if self.generic and sizes else self.work
+        work = self.work * max(sizes) if self.generic and sizes else self.work
+        self.done += work
         if self.generic:
             special = self.special.get(sizes)
             if special is not None:
                 return special, True
-            self._count(sizes)
+            self._count(sizes, work)
         if self.tier == "fast" and self.future is not None and self.future.done():
             if self.future.exception() is None:
                 self.current, self.tier = self.future.result(), "opt"
@@ -251,12 +255,12 @@ class TieredProgram:
                 (self.current, "first tier only")
         return self.current, False, self.tier == "fast" or (self.generic and sizes in self.pending)
 
-    def _count(self, sizes: tuple[int, ...]) -> None:
-        """Count a call with `sizes`; take the objects for sizes that are ready."""
+    def _count(self, sizes: tuple[int, ...], work: int) -> None:
+        """Count a call with `sizes` (of `work` operations); take the objects for sizes that are ready."""
         n = self.counts.get(sizes)
         if n is not None or len(self.counts) < SPECIALISE_SIZES:
             n = self.counts[sizes] = (n or 0) + 1
-            if n == SPECIALISE_CALLS:
+            if n <= SPECIALISE_CALLS and (n == SPECIALISE_CALLS or n * work >= SPECIALISE_WORK > (n - 1) * work):
                 self.due.append(sizes)
         for done in [k for k, f in self.pending.items() if f.done()]:
             self._take(done)

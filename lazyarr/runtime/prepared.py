@@ -115,8 +115,8 @@ class PreparedLaunches:
                 objects.append((prog, False))
                 continue
             settled = settled and prog.settled(sizes)   # (asked first: this call may still take a new object)
+            optimise_if_hot(prog, start)   # (before this call counts, as the executor asks at a run's start)
             objects.append(prog.object_for(sizes))
-            optimise_if_hot(prog, start)
         self.settled = settled
         return objects
 
