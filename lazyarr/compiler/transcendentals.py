@@ -23,7 +23,8 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   summed exactly until its last rounding; log2: the logarithm split into a 12-bit head whose
   product with log2(e)'s head is exact; log1p: 1 + x as an exact float32 pair; sin, cos, tan:
   the reduced argument, sin and cos as float32 pairs, tan as their pair quotient; where FMA
-  fuses and escapes reduce in float64, sin, cos and tan in float64, rounded once). Two parts stay
+  fuses and escapes: tan in float64, rounded once, and sin and cos in float32 alone, Cody–Waite by
+  three FMAs and one polynomial, each step rounded once: 1.1 ulp at most). Two parts stay
   in float64, where float32 cannot be exact cheaply: the reduction of sin, cos and tan (every x
   whatever its size, branch-free: x's 24-bit significand times five 29-bit chunks of 2/π, each
   product exact in float64, the window chosen by x's exponent among two, summed modulo 4 as
@@ -43,7 +44,7 @@ Measured against NumPy (bench/transcendentals_accuracy.py; tests/test_decomposit
 checks the same over millions of points): float64 within 1 ulp of NumPy for every function;
 float32 within 1 ulp of NumPy's float64 result rounded to float32 (the correctly rounded result),
 over all 2^32 float32 inputs for the unary functions (bench/transcendentals_exhaustive.py; 0.1 to
-0.4% of inputs are 1 ulp off; with escapes, sin and cos 0.8%, tan 1.6%), and so never further from NumPy's own
+0.4% of inputs are 1 ulp off; with escapes, tan 1.6%, and with FMA too, sin 1.6% and cos 1.7%), and so never further from NumPy's own
 float32 functions than those are from it plus one ulp (they are up to 2 ulp off for exp, exp2,
 log2, 3 for log, 4 for tan: NumPy's SIMD float32 code).
 Payne–Hanek sums its terms in double-double, which leaves about 2^-100 of absolute error in the
@@ -59,11 +60,13 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.compiler.transcendentals_coefficients import (
     EXP_Q, LOG_T, SIN_S, COS_C, LN2_CW_HI, LN2_CW_LO, LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO, TWO_THIRDS_HI,
     TWO_THIRDS_LO, PIO2_HI, PIO2_LO, PIO2_CW, TWO_OVER_PI_24, EXPF_P, EXP2F_Q, LOGF_R, SINF_S, COSF_C, TANHF_T,
-    LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS)
+    LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS, PIO2F, TWO_OVER_PI_F)
 
 F64, I64, F32, I32 = dtypes.float64, dtypes.int64, dtypes.float32, dtypes.int32
 # sin, cos and tan on a target with escapes leave arguments of this magnitude or more to it
 ESCAPE_AT = {F32: 2.0 ** 20, F64: 2.0 ** 22}
+# float32 sin, cos and tan reduced in float32 (a target with escapes and FMA) leave arguments from here on
+ESCAPE_F32_FUSED = 2.0 ** 17
 
 # ---- building blocks ------------------------------------------------------------------------
 
@@ -459,12 +462,12 @@ def trig64(x: UOp, op: Ops, escapes: bool = False) -> UOp:
     return select(small, out, escape(x, op)) if escapes else select(finite, out, f(float("nan")))
 
 
-def escape(x: UOp, op: Ops) -> UOp:
+def escape(x: UOp, op: Ops, at: float | None = None) -> UOp:
     """The target's own function `op` of x (its math library's), for the x of magnitude
     ESCAPE_AT[dtype] or more, inf and nan, which the approximation leaves to it. The renderer
     calls it only for vector lanes that hold such an x (a branch on the whole vector), so the
     approximation's cheap reduction serves every other element."""
-    return UOp(op, x.dtype, (x,), ("escape", ESCAPE_AT[x.dtype]))
+    return UOp(op, x.dtype, (x,), ("escape", ESCAPE_AT[x.dtype] if at is None else at))
 
 
 # ---- sqrt -----------------------------------------------------------------------------------------
@@ -655,6 +658,8 @@ def trigf_escaping(x: UOp, op: Ops) -> UOp:
     in three 30-bit parts: x − k·part0 is exact, k·part exact for |k| < 2^23, and what is left of
     π/2 adds 2^-71), every other x (inf and nan too) the target's own function (`escape`). A
     third of reduce_pio2_f32's work, which serves every x whatever its size."""
+    if fused.get() and op is not Ops.TAN:   # (tan: a quotient of two such values is ~2.5 ulp off)
+        return _trigf_fused(x, op)
     small = fabs(x).lt(g(ESCAPE_AT[F32]))
     xd = select(small, x, g(0.0)).cast(F64)
     k = rint(xd * 0.6366197723675814)
@@ -676,6 +681,28 @@ def trigf_escaping(x: UOp, op: Ops) -> UOp:
         yh = y.cast(F32)
         out = _trigf_reduced(x, op, yh, (y - yh.cast(F64)).cast(F32), k.cast(I32) & 3)
     return select(small, out, escape(x, op))
+
+
+def _trigf_fused(x: UOp, op: Ops) -> UOp:
+    """sin or cos of float32 x on a target with escapes and FMA, in float32 alone (sixteen lanes a
+    512-bit vector, where float64 gets eight, and no conversions): x = k·π/2 + y for |x| < 2^17 by
+    Cody–Waite with π/2 in three float32 parts, one FMA each (x − k·part0 is exact: a multiple of
+    part0's ulp below 1 for |x| ≥ 1, Sterbenz below; the next two round once each, to half an ulp
+    of y), then y + y³·S(y²) or 1 + y²·(−½ + y²·C(y²)), each rounded once at its last FMA, and
+    the quadrant's sign flipped in the bits. About 1.1 ulp from the exact value at most, so within
+    1 ulp of the correctly rounded result (bench/transcendentals_exhaustive.py: every float32).
+    Every other x (inf and nan too) is the target's own function."""
+    small = fabs(x).lt(g(ESCAPE_F32_FUSED))
+    xs = select(small, x, g(0.0))
+    k = rint(xs * TWO_OVER_PI_F)
+    y = mad(k, g(-PIO2F[2]), mad(k, g(-PIO2F[1]), mad(k, g(-PIO2F[0]), xs)))
+    z = y * y
+    q = k.cast(I32) + (1 if op is Ops.COS else 0)
+    v = select((q & 1).eq(j(1)), mad(z, mad(z, horner(z, COSF_C), -0.5), 1.0), mad(y * z, horner(z, SINF_S), y))
+    out = from_bits32(bits32(v).alu(Ops.XOR, shl(q & 2, 30)))   # quadrants 2 and 3: −v
+    if op is Ops.SIN:
+        out = select(fabs(x).lt(g(2.0 ** -12)), x, out)
+    return select(small, out, escape(x, op, ESCAPE_F32_FUSED))
 
 
 def _trigf_reduced(x: UOp, op: Ops, yh: UOp, yl: UOp, q: UOp) -> UOp:
