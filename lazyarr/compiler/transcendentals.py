@@ -21,7 +21,7 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   with no comparison; scaling by 2^n: two exact multiplications by powers of two built from
   bits), and float32 pairs where one rounding would cost an ulp (expm1: 2^n·((1 − 2^−n) + u)
   summed exactly until its last rounding; log2: the logarithm split into a 12-bit head whose
-  product with log2(e)'s head is exact; log1p: 1 + x as an exact float32 pair; sin, cos, tan:
+  product with log2(e)'s head is exact, or with FMA a division-free polynomial of log2(1 + f)/f; log1p: 1 + x as an exact float32 pair; sin, cos, tan:
   the reduced argument, sin and cos as float32 pairs, tan as their pair quotient; where FMA
   fuses and escapes: tan in float64, rounded once, and sin and cos in float32 alone, Cody–Waite by
   three FMAs and one polynomial, each step rounded once: 1.1 ulp at most). Two parts stay
@@ -60,7 +60,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.compiler.transcendentals_coefficients import (
     EXP_Q, LOG_T, SIN_S, COS_C, LN2_CW_HI, LN2_CW_LO, LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO, TWO_THIRDS_HI,
     TWO_THIRDS_LO, PIO2_HI, PIO2_LO, PIO2_CW, TWO_OVER_PI_24, EXPF_P, EXP2F_Q, LOGF_R, SINF_S, COSF_C, TANHF_T,
-    LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS, PIO2F, TWO_OVER_PI_F)
+    LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS, PIO2F, TWO_OVER_PI_F, LOG2F_P, LOG2EF_LO)
 
 F64, I64, F32, I32 = dtypes.float64, dtypes.int64, dtypes.float32, dtypes.int32
 # sin, cos and tan on a target with escapes leave arguments of this magnitude or more to it
@@ -604,7 +604,17 @@ def logf(x: UOp) -> UOp:
 
 def log2f(x: UOp) -> UOp:
     """k + ln(1 + f)·log2(e) with ln(1 + f) as hi + lo, hi cut to 12 bits so that hi·IVLN2F_HI is
-    exact, and k's addition compensated."""
+    exact, and k's addition compensated. Where the target fuses, no division: t = log2(1 + f) as
+    f·log2(e)'s head + f·(log2(e)'s tail + f·Q(f)) (P = head + f·Q a polynomial of log2(1 + f)/f),
+    rounded once at the last FMA (about 0.7 ulp), then k + t (|t| ≤ ½ ≤ |k + t| where k ≠ 0)."""
+    if fused.get():
+        xin = _log_input32(x)
+        sub = xin.lt(g(2.0 ** -126))
+        b = bits32(select(sub, xin * 2.0 ** 23, xin)) - SQRT_HALF_BITS
+        k = shr(b, 23) - select(sub, j(23), j(0))
+        fm = from_bits32((b & 0x7FFFFF) + SQRT_HALF_BITS) - 1.0      # exact (Sterbenz)
+        t = mad(fm, g(LOG2F_P[0]), fm * mad(fm, horner(fm, LOG2F_P[1:]), LOG2EF_LO))
+        return _log_specials32(x, t + k.cast(F32))
     k, fm, s, hfsq, r = logf_parts(_log_input32(x))
     hi = from_bits32(bits32(fm - hfsq) & -4096)
     lo = ((fm - hi) - hfsq) + s * (hfsq + r)
