@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from lazyarr.compiler.patterns import substitute
-from lazyarr.compiler.schedule import create_schedule, is_buffer_view, realized_for, view_buffer
+from lazyarr.compiler.buffer_views import is_buffer_view, realized_for, view_buffer
+from lazyarr.compiler.schedule import create_schedule
 from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index

@@ -44,7 +44,7 @@ import numpy as np
 from lazyarr import arrays
 from lazyarr.arrays import Array, _take_buffers, realize, wrap
 from lazyarr.calls import signature
-from lazyarr.compiler.schedule import buffer_view, is_buffer_view, view_buffer
+from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, view_buffer
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.realize import realized
 from lazyarr.runtime import executor

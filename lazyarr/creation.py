@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.schedule import buffer_view
+from lazyarr.compiler.buffer_views import buffer_view
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device

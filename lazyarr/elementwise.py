@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.schedule import is_buffer_view, view_buffer
+from lazyarr.compiler.buffer_views import is_buffer_view, view_buffer
 from lazyarr.compiler.uop import Ops, UOp, _native
 from lazyarr.dtypes import DType
 from lazyarr.arrays import Array, grad_mode, make_view, wrap

@@ -10,8 +10,9 @@ from functools import partial
 from typing import Any, Callable
 
 from lazyarr import settings
-from lazyarr.compiler.schedule import (Walked, bind_and_mark, cache_composed, cached_entry, create_schedule, is_cached,
-                                      is_constant, is_held, structure_key, view_buffer)
+from lazyarr.compiler.buffer_views import view_buffer
+from lazyarr.compiler.schedule import bind_and_mark, cache_composed, cached_entry, create_schedule, is_cached, is_constant
+from lazyarr.compiler.walk import Walked, is_held, structure_key
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer, Device, RealView
@@ -62,7 +63,7 @@ def buffer_readable(b: Buffer) -> bool:
 
 
 def walk_for_realize(roots: list[UOp], devices: list[Device]) -> Walked:
-    """The walk of a graph about to be realized (`schedule.structure_key`), stopped at twice
+    """The walk of a graph about to be realized (`walk.structure_key`), stopped at twice
     `settings.stage_nodes` nodes: a graph that large is likely realized in stages, and its own
     key (a loop's: thousands of words, hashed, and looked up on disk) would serve nothing."""
     return structure_key(roots, devices, 2 * settings.stage_nodes)

@@ -12,7 +12,7 @@ from lazyarr.compiler.cleanup import cleanup_gated_stores
 from lazyarr.compiler.linearize import linearize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.rangeify import map_reshape, rangeify, reshape_groups
-from lazyarr.compiler.schedule import buffer_view
+from lazyarr.compiler.buffer_views import buffer_view
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.runtime.device import Buffer

@@ -181,7 +181,7 @@ def test_a_graph_deeper_than_the_recursion_limit_is_scheduled_and_cached():
     # graph's size allows, and restores the limit. The one kernel's expression, 2400 operations deep,
     # is cut into statements (OpenCL's compiler nests at most 256 brackets)
     import sys
-    from lazyarr.compiler.schedule import structure_key
+    from lazyarr.compiler.walk import structure_key
 
     def chain(start):
         x = xp.asarray(np.full(4, start, np.float32))

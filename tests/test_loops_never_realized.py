@@ -11,7 +11,7 @@ import pytest
 import lazyarr as xp
 from bench.iterative import WORKLOADS, data_for
 from lazyarr import settings
-from lazyarr.compiler import schedule
+from lazyarr.compiler import buffer_views, schedule, walk
 from lazyarr.compiler.stages import segment_ends, stage_anchors
 from tests.helpers import assert_close
 
@@ -77,7 +77,7 @@ def test_a_loop_never_realized_is_never_walked_whole(monkeypatch, name):
     fn, data = WORKLOADS[name], data_for(name)
     out = fn(xp, data, 200)
     whole = len(out.uop.toposort())
-    complete, plain = [], schedule.structure_key
+    complete, plain = [], walk.structure_key
     realize_module = sys.modules["lazyarr.realize"]
 
     def recording(roots, devices, stop_after=0):
@@ -318,6 +318,6 @@ def test_a_long_loop_on_large_arrays_lets_go_of_what_it_no_longer_reads(monkeypa
         assert len(marked) < 12, len(marked)
     else:
         assert len(marked) > 40, len(marked)
-    assert all(h.uop._view is not None or schedule.is_buffer_view(h.uop) for h in held)
+    assert all(h.uop._view is not None or buffer_views.is_buffer_view(h.uop) for h in held)
     assert_close(snapshot, snapshot_n, rtol=1e-12)
     assert_close(held[0], 0.1 * np.sin(xn), rtol=1e-12)   # (the first iteration's m)

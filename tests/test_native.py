@@ -15,8 +15,8 @@ from hypothesis import given, strategies as st
 
 from lazyarr import dtypes
 from lazyarr.arrays import wrap
-from lazyarr.compiler import schedule, uop
-from lazyarr.compiler.schedule import buffer_view, realized_for
+from lazyarr.compiler import uop, walk
+from lazyarr.compiler.buffer_views import buffer_view, realized_for
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer
 from lazyarr.runtime.devices import get_device
@@ -89,7 +89,7 @@ def test_the_table_interns_through_growth_shrinking_and_args_whose_equality_runs
 
 @needs_native
 def test_a_buffers_view_built_in_c_is_the_python_one():
-    """schedule.buffer_view's nodes, built in C (record_native.c: record_buffer_view): the same
+    """buffer_views.buffer_view's nodes, built in C (record_native.c: record_buffer_view): the same
     interned nodes as UOp() builds, their shapes set; a shape that is not a tuple is refused."""
     buf = Buffer(get_device("cpu"), 12, f32)
     flat = UOp(Ops.BUFFER, f32, (), buf)
@@ -287,7 +287,7 @@ def test_the_walk_in_c_gives_the_python_walks_results(data):
     buffers = [Buffer(cpu, 4, f32) for _ in range(3)]
     sink, views = _random_graph(data, buffers)
     names = data.draw(st.sampled_from([{"cpu"}, {"another device"}]))   # (the second: realized_for decides)
-    want = schedule._walk(sink, names)
+    want = walk._walk(sink, names)
     got = native.walk(sink, lambda n, view: realized_for(n, view, names), names)
     assert got[0] == want[0] and type(got[0]) is bytes
     for g, w in zip(got[1:3] + got[4:], want[1:3] + want[4:]):   # inputs, order, held, scalars
@@ -305,9 +305,9 @@ def test_a_walk_stopped_early_has_met_a_prefix_of_the_whole_walks_nodes(data):
     buffers = [Buffer(cpu, 4, f32) for _ in range(3)]
     sink, views = _random_graph(data, buffers)
     names = {"cpu"}
-    whole = schedule._walk(sink, names)
+    whole = walk._walk(sink, names)
     stop = data.draw(st.integers(1, len(whole[2]) + 2))
-    for got in (schedule._walk(sink, names, stop),
+    for got in (walk._walk(sink, names, stop),
                 native.walk(sink, lambda n, view: realized_for(n, view, names), names, stop)):
         if got[0] is None:
             assert stop <= len(got[2]) <= len(whole[2]) and all(x is y for x, y in zip(got[2], whole[2]))

@@ -249,7 +249,7 @@ def test_buffers_made_in_c_are_what_buffer_makes_and_give_their_memory_back():
 def test_a_replay_marks_each_realize_point_with_the_view_of_its_new_buffer(monkeypatch, native):
     import sys
     from bench.iterative import WORKLOADS, data_for
-    from lazyarr.compiler import schedule
+    from lazyarr.compiler import buffer_views, schedule
     if not native:
         monkeypatch.setattr(schedule, "_mark_points", None)
     elif schedule._mark_points is None:
@@ -267,5 +267,5 @@ def test_a_replay_marks_each_realize_point_with_the_view_of_its_new_buffer(monke
     fn, data = WORKLOADS["least_squares"], data_for("least_squares")
     for _ in range(3):   # (the segments' structures come back: replayed)
         assert_close(fn(xp, data, 60), fn(np, data, 60), rtol=1e-12)   # (seen keeps the points alive)
-    assert seen and all(p._view is not None and schedule.view_buffer(p._view) is b and p._view.shape == p.shape
+    assert seen and all(p._view is not None and buffer_views.view_buffer(p._view) is b and p._view.shape == p.shape
                         for points in seen for p, b in points)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lazyarr as xp
-from lazyarr.compiler import schedule, schedule_disk
+from lazyarr.compiler import schedule, schedule_disk, walk
 from lazyarr.compiler.uop import ATOMS, atom_number, stable_text
 from tests.test_disk_cache import run
 
@@ -17,7 +17,7 @@ from tests.test_disk_cache import run
 # a reduction; counts the schedules built from scratch
 SCRIPT = r"""
 import json, numpy as np, lazyarr as xp
-from lazyarr.compiler import schedule
+from lazyarr.compiler import schedule, walk
 built = []
 original = schedule._build_schedule
 schedule._build_schedule = lambda *a: built.append(1) or original(*a)
@@ -41,7 +41,7 @@ u, losses = xp.asarray(np.linspace(0.0, 1.0, 64)), []
 for i in range(20):
     u = u * 0.9 + 0.05 * xp.sin(u * (i + 1))
     losses.append(float(xp.sum(u * u)))
-key = schedule.structure_key([(xp.exp(A) * 2.5 + b[:, None]).uop], [A.device]).key[0]
+key = walk.structure_key([(xp.exp(A) * 2.5 + b[:, None]).uop], [A.device]).key[0]
 print("RESULT " + json.dumps([np.asarray(w).tolist(), losses]))
 print("BUILT", len(built))
 print("HASHED", sum(hashed))
@@ -113,7 +113,7 @@ def test_atoms_equal_as_keys_have_one_number():
 def test_a_routines_schedule_is_not_kept():
     a = xp.asarray(np.array([[4.0, 1.0], [2.0, 3.0]]))
     x = xp.linalg.solve(a, xp.asarray(np.array([1.0, 2.0])))
-    walked = schedule.structure_key([x.uop], [x.device])
+    walked = walk.structure_key([x.uop], [x.device])
     np.testing.assert_allclose(np.asarray(x), np.linalg.solve([[4.0, 1.0], [2.0, 3.0]], [1.0, 2.0]))
     entry = schedule._schedule_cache.get(walked.key)
     if entry is None or not any(type(t).__name__ == "CallItem" for t, _ in entry.kernels):
@@ -124,7 +124,7 @@ def test_a_routines_schedule_is_not_kept():
 def test_an_entry_round_trips():
     x = xp.asarray(np.linspace(0.0, 1.0, 33, dtype=np.float32))
     y = xp.sum(xp.exp(x * 1.5) - x[::-1], axis=0) + xp.max(x)
-    walked = schedule.structure_key([y.uop], [y.device])
+    walked = walk.structure_key([y.uop], [y.device])
     np.asarray(y)
     entry = schedule._schedule_cache[walked.key]
     fields = schedule_disk.decode(schedule_disk.encode(entry))

@@ -7,7 +7,7 @@ from lazyarr.compiler.final_rewrite import final_rewrite
 from lazyarr.compiler.linearize import linearize
 from lazyarr.compiler.lower_reduce import lower_reduce
 from lazyarr.compiler.rangeify import rangeify
-from lazyarr.compiler.schedule import buffer_view
+from lazyarr.compiler.buffer_views import buffer_view
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.runtime.device import Buffer

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import lazyarr as xp
-from lazyarr.compiler import schedule
+from lazyarr.compiler import buffer_views, schedule
 from lazyarr.runtime import executor
 from lazyarr.runtime.items import ScheduleItem
 from tests.helpers import assert_close, watch_launches
@@ -203,7 +203,7 @@ def test_a_constant_realized_earlier_leaves_that_number_a_kernel_argument(shape)
         programs = len(executor._programs)
         np.testing.assert_array_equal((x * k + (k // 2)).numpy(), xn * np.int32(k) + np.int32(k // 2))
         assert len(executor._programs) == programs
-        assert int(c.reshape(-1)[0]) == k and schedule.is_buffer_view(c.uop)   # (the array holds its buffer)
+        assert int(c.reshape(-1)[0]) == k and buffer_views.is_buffer_view(c.uop)   # (the array holds its buffer)
 
 
 def test_values_that_make_better_code_stay_in_it():

@@ -1,5 +1,5 @@
-"""Builds and loads `uop_native.c` (then `stages_native.c`, `record_native.c` and `buffers_native.c`,
-compiled with it as one file): the intern table of graph nodes, the schedule cache's walk, the
+"""Builds and loads `uop_native.c` (then `walk_native.c`, `stages_native.c`, `record_native.c` and
+`buffers_native.c`, compiled with it as one file): the intern table of graph nodes, the schedule cache's walk, the
 stages' anchors, the recording of the commonest array operations and the buffer pass of prepared
 launches in C. Every tensor operation builds nodes and
 every realization walks its graph, so these loops are most of the Python time of a training step;
@@ -9,7 +9,7 @@ The module is compiled by the CPU device's C compiler (`LAZYARR_CC`) against thi
 headers on first import and kept in the disk cache (a few hundred ms, once; a cached object that
 is damaged, which the cache detects, or that will not import is built again). Without a compiler or
 the headers, or with LAZYARR_NATIVE=0, lazyarr warns (unless asked) and runs the Python versions
-(`uop._PyNode`, `schedule._walk`, `stages.stage_anchors`, and the recording modules' own paths), which
+(`uop._PyNode`, `walk._walk`, `stages.stage_anchors`, and the recording modules' own paths), which
 give the same results, more slowly.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from lazyarr import settings
 from lazyarr.runtime.cache import cache_key, load_cached
 
 SOURCES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-           for name in ("uop_native.c", "stages_native.c", "record_native.c", "buffers_native.c")]
+           for name in ("uop_native.c", "walk_native.c", "stages_native.c", "record_native.c", "buffers_native.c")]
 CFLAGS = ["-O2", "-shared", "-fPIC", "-fno-strict-aliasing"]
 
 

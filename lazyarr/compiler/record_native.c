@@ -626,7 +626,7 @@ static PyObject *record_reduce(PyObject *module, PyObject *const *args, Py_ssize
     return out && as_array ? make_array(out, device) : out;
 }
 
-/* record_buffer_view(buf, shape): schedule.buffer_view's node (buf's BUFFER node, reshaped to
+/* record_buffer_view(buf, shape): buffer_views.buffer_view's node (buf's BUFFER node, reshaped to
  * `shape` unless that is its own), each node's shape set; NotImplemented before setup_record. */
 static PyObject *record_buffer_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
@@ -792,7 +792,7 @@ static PyMethodDef record_methods[] = {
     {"record_reduce", (PyCFunction)(void (*)(void))record_reduce, METH_FASTCALL,
      "record_reduce(x, op, axis, keepdims[, as_array]) -> the node (or array) of the reduction, or NotImplemented."},
     {"record_buffer_view", (PyCFunction)(void (*)(void))record_buffer_view, METH_FASTCALL,
-     "record_buffer_view(buf, shape) -> the node reading buf as an array of shape (schedule.buffer_view)."},
+     "record_buffer_view(buf, shape) -> the node reading buf as an array of shape (buffer_views.buffer_view)."},
     {"record_index", (PyCFunction)(void (*)(void))record_index, METH_FASTCALL,
      "record_index(x, i) -> the array of x[i] for a Python int i, or NotImplemented."},
     {NULL},

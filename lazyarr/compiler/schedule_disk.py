@@ -3,7 +3,7 @@ the next (a script's first run of a loop otherwise schedules each of its structu
 milliseconds where the kernels themselves take a few).
 
 An entry is the schedule cache's (`schedule.CachedSchedule`): the kernels of a structure with its
-input buffers as parameters. Its key is the structure's key (`schedule.structure_key`, whose atoms
+input buffers as parameters. Its key is the structure's key (`walk.structure_key`, whose atoms
 are numbered alike in every process: `uop.atom_number`), the devices, the settings that change
 code (`settings.config()`) and a hash of lazyarr's own source, so an entry written by other code is
 never read. Its content is plain data: the kernels' graphs as lists of nodes (op, dtype, sources,

@@ -431,7 +431,7 @@ def liftable(u: UOp) -> bool:
 
 
 # what the schedule cache's keys number: ops, dtypes, argument keys and device names, each by
-# `atom_number` when first met (`schedule._walk`; the C walk adds to the same dict)
+# `atom_number` when first met (`walk._walk`; the C walk adds to the same dict)
 ATOMS: dict[Any, int] = {}
 _UNSTABLE_ATOMS = iter(range((1 << 62) + secrets.randbits(56), 1 << 63))
 
