@@ -523,9 +523,10 @@ def scalef(y: UOp, n: UOp) -> UOp:
 
 def expf_reduce(x: UOp) -> tuple[UOp, UOp]:
     """x = n·ln2 + r, |r| ≤ ln2/2 (+ rounding), n a float32 integer; x finite in [-104, 89]. x −
-    n·LN2F_HI is exact (the product has at most 24 bits, Sterbenz for the difference)."""
+    n·LN2F_HI is exact (the product has at most 24 bits, Sterbenz for the difference); where the
+    target fuses, each step is one FMA (the first as exact, the second rounded once)."""
     n = rint(x * LOG2E_F)
-    return n, (x - n * LN2F_HI) - n * LN2F_LO
+    return n, mad(n, g(-LN2F_LO), mad(n, g(-LN2F_HI), x))
 
 
 def expf(x: UOp) -> UOp:
