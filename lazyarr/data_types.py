@@ -12,17 +12,6 @@ from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.graph import cast_uop
 
-_KINDS = {
-    "bool": lambda d: d.is_bool,
-    "signed integer": lambda d: d.kind == "i",
-    "unsigned integer": lambda d: d.kind == "u",
-    "integral": lambda d: d.is_int,
-    "real floating": lambda d: d.is_float,
-    "complex floating": lambda d: d.is_complex,
-    "numeric": lambda d: d.kind in "iufc",
-}
-
-
 def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
     """x converted to `dtype` (C casts: floats truncate toward zero, bool is x != 0; a complex value
     is True unless it is 0 + 0j). Complex to real or integer raises TypeError, as the standard asks:
@@ -55,9 +44,9 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
     if isinstance(kind, str):
-        if kind not in _KINDS:
-            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {', '.join(_KINDS)}")
-        return _KINDS[kind](dtype)
+        if kind not in dtypes.KINDS:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {', '.join(dtypes.KINDS)}")
+        return dtypes.KINDS[kind](dtype)
     return dtype == dtypes.as_dtype(kind)
 
 

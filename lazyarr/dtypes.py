@@ -434,3 +434,15 @@ def python_value(x: Any, d: DType) -> Any:
         with np.errstate(over="ignore"):
             f = float(np.float16(f))
     return f
+
+
+# the array API's dtype kinds (isdtype, __array_namespace_info__().dtypes(kind=...)): each a test of a dtype
+KINDS = {
+    "bool": lambda d: d.is_bool,
+    "signed integer": lambda d: d.kind == "i",
+    "unsigned integer": lambda d: d.kind == "u",
+    "integral": lambda d: d.is_int,
+    "real floating": lambda d: d.is_float,
+    "complex floating": lambda d: d.is_complex,
+    "numeric": lambda d: d.kind in "iufc",
+}

@@ -17,17 +17,6 @@ from lazyarr import dtypes
 from lazyarr.runtime.device import Device
 from lazyarr.runtime.devices import available_devices, get_device
 
-_KINDS = {
-    "bool": lambda d: d.is_bool,
-    "signed integer": lambda d: d.kind == "i",
-    "unsigned integer": lambda d: d.kind == "u",
-    "integral": lambda d: d.is_int,
-    "real floating": lambda d: d.is_float,
-    "complex floating": lambda d: d.is_complex,
-    "numeric": lambda d: d.kind in "iufc",
-}
-
-
 def _device(device: Any) -> Device:
     return get_device(device)
 
@@ -66,10 +55,10 @@ class Info:
         dev = _device(device)
         kinds = kind if isinstance(kind, tuple) else (kind,)
         for k in kinds:
-            if kind is not None and not (isinstance(k, str) and k in _KINDS):
-                raise ValueError(f"unknown dtype kind {k!r}; expected one of {', '.join(_KINDS)}")
+            if kind is not None and not (isinstance(k, str) and k in dtypes.KINDS):
+                raise ValueError(f"unknown dtype kind {k!r}; expected one of {', '.join(dtypes.KINDS)}")
         return {d.name: d for d in dtypes.ALL
-                if d is not dtypes.float16 and _computes(dev, d) and (kind is None or any(_KINDS[k](d) for k in kinds))}
+                if d is not dtypes.float16 and _computes(dev, d) and (kind is None or any(dtypes.KINDS[k](d) for k in kinds))}
 
     def __repr__(self) -> str:
         return "lazyarr.__array_namespace_info__()"
