@@ -227,12 +227,15 @@ def graph_rewrite(root: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: boo
     return done[root]
 
 
-def substitute(root: UOp, mapping: dict[UOp, UOp]) -> UOp:
-    """`root` with every node in `mapping` replaced (not looking inside the replacements)."""
-    if not mapping:
+def substitute(root: UOp, mapping: dict[UOp, UOp], done: dict[UOp, UOp] | None = None) -> UOp:
+    """`root` with every node in `mapping` replaced (not looking inside the replacements). `done`:
+    the nodes already rebuilt by earlier calls over the same graph (their new nodes), extended."""
+    if not mapping and not done:
         return root
-    done: dict[UOp, UOp] = {}
-    for n in root.toposort(lambda x: x in mapping):
+    done = {} if done is None else done
+    for n in root.toposort(lambda x: x in mapping or x in done):
+        if n in done:
+            continue
         if n in mapping:
             done[n] = mapping[n]
         else:

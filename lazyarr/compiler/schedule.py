@@ -26,10 +26,11 @@ from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler import schedule_disk
+from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, view_buffer
+from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.stages import POSITIONAL_NODES
-from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, view_buffer
 from lazyarr.compiler.uop import GroupOp, Ops, UOp, _native, op_cost, scalar_var
 from lazyarr.compiler.walk import Walked, structure_key
 from lazyarr.graph import call_result
@@ -381,7 +382,7 @@ def create_schedule(outputs: list[tuple[UOp, Device]], walked: Walked | None = N
         replace.update((c, scalar_var(c.dtype, k)) for k, c in enumerate(walked.scalars))
         if replace:
             done: dict[UOp, UOp] = {}
-            roots = [_replace_points(r, replace, done) for r in roots]
+            roots = [substitute(r, replace, done) for r in roots]
             original = {new: old for old, new in done.items() if old not in replace}
         else:
             original = {}
@@ -490,7 +491,7 @@ class _Rounds:
             if p.size == 0:
                 continue
             if p.op is Ops.COPY:
-                src = view_buffer(_replace_points(p.src[0], views, replaced))
+                src = view_buffer(substitute(p.src[0], views, replaced))
                 items.append(CopyItem(None, [buffers[p], src], buffers[p].device))
                 continue
             group = groups.get(p, (p,))
@@ -534,8 +535,8 @@ def _group_values(group: tuple[UOp, ...], views: dict[UOp, UOp], replaced: dict[
 def _point_value(p: UOp, views: dict[UOp, UOp], replaced: dict[UOp, UOp]) -> UOp:
     """The value point p's kernel stores, reading the other points from their buffers (`views`)."""
     if p.op is Ops.CONTIGUOUS:
-        return _replace_points(p.src[0], views, replaced)
-    return p.replace(src=tuple(_replace_points(s, views, replaced) for s in p.src))
+        return substitute(p.src[0], views, replaced)
+    return p.replace(src=tuple(substitute(s, views, replaced) for s in p.src))
 
 
 def output_groups(points: list[UOp], buffers: dict[UOp, Buffer], excluded: set[UOp]) -> dict[UOp, tuple[UOp, ...]]:
@@ -626,24 +627,12 @@ def _call_item(call: UOp, buffers: dict[UOp, Buffer], views: dict[UOp, UOp], rep
         results.append(buffers.get(node) or Buffer(device, node.size, dtype))
     inputs = []
     for s in call.src:
-        v = _replace_points(s, views, replaced)
+        v = substitute(s, views, replaced)
         inputs.append(view_buffer(v) if is_buffer_view(v) else call_run(v).arg)
     n_out = len(spec.outputs)
     if spec.kernel is not None:   # a kernel written in the IR: generated and run as any other kernel
         return ScheduleItem(spec.kernel, results[:n_out] + inputs, device, (), n_out, _inplace=())
     return CallItem(spec, results[:n_out] + inputs + results[n_out:], device)
-
-
-def _replace_points(u: UOp, views: dict[UOp, UOp], done: dict[UOp, UOp]) -> UOp:
-    for n in u.toposort(lambda x: x in views or x in done):
-        if n in done:
-            continue
-        if n in views:
-            done[n] = views[n]
-        else:
-            new_src = tuple(done[s] for s in n.src)
-            done[n] = n if new_src == n.src else n.replace(src=new_src)
-    return done[u]
 
 
 def _graph_device(u: UOp) -> Device | None:
