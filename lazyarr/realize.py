@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 from lazyarr import settings
 from lazyarr.compiler.buffer_views import view_buffer
-from lazyarr.compiler.schedule import bind_and_mark, cache_composed, cached_entry, create_schedule, is_cached, is_constant
+from lazyarr.compiler.schedule import (bind_and_mark, cache_composed, cached_entry, create_schedule, is_cached,
+                                      is_constant)
 from lazyarr.compiler.walk import Walked, is_held, structure_key
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
 from lazyarr.compiler.uop import Ops, UOp, node_exists

@@ -21,11 +21,11 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   with no comparison; scaling by 2^n: two exact multiplications by powers of two built from
   bits), and float32 pairs where one rounding would cost an ulp (expm1: 2^n·((1 − 2^−n) + u)
   summed exactly until its last rounding; log2: the logarithm split into a 12-bit head whose
-  product with log2(e)'s head is exact, or with FMA a division-free polynomial of log2(1 + f)/f; log1p: 1 + x as an exact float32 pair; sin, cos, tan:
-  the reduced argument, sin and cos as float32 pairs, tan as their pair quotient; where FMA
-  fuses and escapes: tan in float64, rounded once, and sin and cos in float32 alone, Cody–Waite by
-  three FMAs and one polynomial, each step rounded once: 1.1 ulp at most). Two parts stay
-  in float64, where float32 cannot be exact cheaply: the reduction of sin, cos and tan (every x
+  product with log2(e)'s head is exact, or with FMA a division-free polynomial of log2(1 + f)/f;
+  log1p: 1 + x as an exact float32 pair; sin, cos, tan: the reduced argument, sin and cos as
+  float32 pairs, tan as their pair quotient; where FMA fuses and escapes: tan in float64, rounded
+  once, and sin and cos in float32 alone, Cody–Waite by three FMAs and one polynomial, each step
+  rounded once: 1.1 ulp at most). Two parts stay in float64, where float32 cannot be exact cheaply: the reduction of sin, cos and tan (every x
   whatever its size, branch-free: x's 24-bit significand times five 29-bit chunks of 2/π, each
   product exact in float64, the window chosen by x's exponent among two, summed modulo 4 as
   int64 in units of 2^-60 of a quarter turn: the float32 closest to a multiple of π/2 needs far
@@ -33,7 +33,8 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   precision), each rounded once to float32;
 - on a target with escapes (C on x86-64: `escape`, rendered as a libm call that gcc makes once
   a vector and that calls libm only for the lanes that need it), sin, cos and tan reduce only
-  arguments below 2^20 (float32: Cody–Waite in float64, `trigf_escaping`) or 2^22 (float64:
+  arguments below 2^20 (float32: Cody–Waite in float64, `trigf_escaping`; sin and cos with FMA
+  below 2^17, in float32: `_trigf_fused`) or 2^22 (float64:
   Cody–Waite), and larger ones, inf and nan are libm's: about half the work for float32, a fifth
   for float64, which no longer runs Payne–Hanek beside Cody–Waite on every element;
 - scaling by 2^n is two exact multiplications by powers of two built from bits, so results that
@@ -44,9 +45,9 @@ Measured against NumPy (bench/transcendentals_accuracy.py; tests/test_decomposit
 checks the same over millions of points): float64 within 1 ulp of NumPy for every function;
 float32 within 1 ulp of NumPy's float64 result rounded to float32 (the correctly rounded result),
 over all 2^32 float32 inputs for the unary functions (bench/transcendentals_exhaustive.py; 0.1 to
-0.4% of inputs are 1 ulp off; with escapes, tan 1.6%, and with FMA too, sin 1.6% and cos 1.7%), and so never further from NumPy's own
-float32 functions than those are from it plus one ulp (they are up to 2 ulp off for exp, exp2,
-log2, 3 for log, 4 for tan: NumPy's SIMD float32 code).
+0.4% of inputs are 1 ulp off; with escapes, tan 1.6%, and with FMA too, sin 1.6% and cos 1.7%),
+and so never further from NumPy's own float32 functions than those are from it plus one ulp (they
+are up to 2 ulp off for exp, exp2, log2, 3 for log, 4 for tan: NumPy's SIMD float32 code).
 Payne–Hanek sums its terms in double-double, which leaves about 2^-100 of absolute error in the
 reduced argument: arguments within 2^-50 of a multiple of π/2 whose magnitude is above 2^22 (a
 fraction of about 2^-48 of such doubles) can be off by more than an ulp.
@@ -60,12 +61,13 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.compiler.transcendentals_coefficients import (
     EXP_Q, LOG_T, SIN_S, COS_C, LN2_CW_HI, LN2_CW_LO, LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO, TWO_THIRDS_HI,
     TWO_THIRDS_LO, PIO2_HI, PIO2_LO, PIO2_CW, TWO_OVER_PI_24, EXPF_P, EXP2F_Q, LOGF_R, SINF_S, COSF_C, TANHF_T,
-    LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS, PIO2F, TWO_OVER_PI_F, LOG2F_P, LOG2EF_LO)
+    LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS, PIO2F, TWO_OVER_PI_F, LOG2F_P,
+    LOG2EF_LO)
 
 F64, I64, F32, I32 = dtypes.float64, dtypes.int64, dtypes.float32, dtypes.int32
 # sin, cos and tan on a target with escapes leave arguments of this magnitude or more to it
 ESCAPE_AT = {F32: 2.0 ** 20, F64: 2.0 ** 22}
-# float32 sin, cos and tan reduced in float32 (a target with escapes and FMA) leave arguments from here on
+# float32 sin and cos reduced in float32 (a target with escapes and FMA) leave arguments from here on
 ESCAPE_F32_FUSED = 2.0 ** 17
 
 # ---- building blocks ------------------------------------------------------------------------

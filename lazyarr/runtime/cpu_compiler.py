@@ -260,7 +260,8 @@ class TieredProgram:
         n = self.counts.get(sizes)
         if n is not None or len(self.counts) < SPECIALISE_SIZES:
             n = self.counts[sizes] = (n or 0) + 1
-            if n <= SPECIALISE_CALLS and (n == SPECIALISE_CALLS or n * work >= SPECIALISE_WORK > (n - 1) * work):
+            due = lambda calls: calls >= SPECIALISE_CALLS or calls * work >= SPECIALISE_WORK   # noqa: E731
+            if due(n) and not due(n - 1):   # (once: the work of a call is the same for the same sizes)
                 self.due.append(sizes)
         for done in [k for k, f in self.pending.items() if f.done()]:
             self._take(done)

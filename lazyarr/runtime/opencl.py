@@ -77,6 +77,9 @@ def _import_pyopencl() -> Any:
 
 class OpenCLProgram:
     """A built kernel; calling it with the kernel's buffers launches it (without waiting)."""
+    # a call only enqueues on the device's in-order queue: prepared launches (lazyarr.runtime.prepared)
+    # call it directly, releasing a buffer past its last use before the kernels that read it have run
+    enqueues = True
 
     def __init__(self, device: OpenCLDevice, name: str, source: str, program: Any):
         self.device, self.name, self.source = device, name, source

@@ -20,6 +20,11 @@ laid out again when an object changed; once every object is settled a run has no
 left. The pass over the buffers is C's (`compiler/buffers_native.c`, part of the node table's module,
 which answers whether a graph reads a buffer) where the new buffers are the CPU device's; `_pass`
 below is the same pass in Python (the reference, and the path without the C module).
+
+Kernels that enqueue on an in-order queue (OpenCL's: `enqueues`) are prepared too, without a call
+list: a run makes the same pass kernel by kernel and calls each program with its buffers, sizes and
+scalars (`_enqueue`), as the executor would, but without a schedule built, items copied or programs
+looked up (issue 30: a small cached graph's realization on a GPU was mostly that Python).
 """
 from __future__ import annotations
 
@@ -49,8 +54,12 @@ class PreparedLaunches:
     its new ones (`n_inputs` of the first)."""
 
     def __init__(self, kernels: list[tuple[ScheduleItem, tuple]], programs: list[Any], n_inputs: int,
-                 new: tuple, n_scalars: int, installed: tuple[dict, int], outputs: set[int] = frozenset()):
+                 new: tuple, n_scalars: int, installed: tuple[dict, int], outputs: set[int] = frozenset(),
+                 enqueued: bool = False):
+        """`enqueued`: the programs are called one by one (`_enqueue`), not through a call list."""
         n_new = len(new)
+        self.enqueued = enqueued
+        self.slots = [t.slots for t, _ in kernels]
         self.templates, self.programs, self.installed = [t for t, _ in kernels], list(programs), installed
         flat = lambda ref: ref[1] if ref[0] == 0 else n_inputs + ref[1]
         self.args = [[flat(r) for r in refs] for _, refs in kernels]
@@ -99,11 +108,12 @@ class PreparedLaunches:
         are given."""
         if not kernels:
             return None
+        enqueued = all(getattr(prog, "enqueues", False) for prog in programs)
         for (t, refs), prog in zip(kernels, programs):
-            if type(t) is not ScheduleItem or not t.device.host_memory or not is_c_launch(prog) or \
-                    any(r[2] for r in refs):
+            if type(t) is not ScheduleItem or any(r[2] for r in refs) or \
+                    not (enqueued or (t.device.host_memory and is_c_launch(prog))):
                 return None
-        return PreparedLaunches(kernels, programs, n_inputs, new, n_scalars, installed, outputs)
+        return PreparedLaunches(kernels, programs, n_inputs, new, n_scalars, installed, outputs, enqueued)
 
     def _objects_now(self) -> list[tuple[CPUProgram, bool]]:
         """Each kernel's object for this run (counting the call where that still matters) and
@@ -156,6 +166,9 @@ class PreparedLaunches:
             self.programs = [executor.get_program(t) for t in self.templates]
             self.installed = executor.installed()
             self.settled = False
+        if self.enqueued:
+            self._enqueue(buffers, scalars, readable)
+            return
         if not self.settled:
             objects = self._objects_now()
             if objects != self.objects:
@@ -175,3 +188,24 @@ class PreparedLaunches:
             else:
                 self.values[1 + self.n_buffers:1 + self.n_buffers + len(scalars)] = scalar_words(scalars)
         self.calls()
+
+    def _enqueue(self, buffers: list[Buffer], scalars: list[Any], readable: Callable[[Buffer], bool]) -> None:
+        """The pass over the buffers with each kernel enqueued at its place in it (see the module's
+        docs): its arguments lend and take storage before it, and what it used last is given back
+        after it, which a later kernel of the same in-order queue may then take."""
+        for i in self.read:
+            buffers[i].ensure_allocated()
+        for prog, args, sizes, slots, (lends, fresh, last, last_new) in zip(self.programs, self.args, self.sizes,
+                                                                             self.slots, self.steps):
+            for o, k in lends:
+                if buffers[o].storage is None and lendable(buffers[k], buffers[o], readable):
+                    buffers[o].take_storage(buffers[k])
+            for o, *_ in fresh:
+                buffers[o].ensure_allocated()
+            prog([buffers[b] for b in args], sizes, tuple([scalars[k] for k in slots]))
+            for k in last:
+                if dead(buffers[k], readable):
+                    buffers[k].release()
+            for k in last_new:
+                if dead(buffers[k], readable):
+                    buffers[k].release()
