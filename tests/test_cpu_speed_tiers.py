@@ -150,6 +150,22 @@ def test_a_generic_kernel_of_much_work_a_call_is_compiled_for_its_sizes_after_fe
     np.testing.assert_allclose(t.numpy(), want, rtol=1e-5)
 
 
+def test_sizes_are_due_for_their_own_code_once_whichever_rule_comes_first(fresh, monkeypatch):
+    # the work rule fires at the second call, the call rule at the fourth: one compile, not two
+    a = np.linspace(0, 1, 600, dtype=np.float32).reshape(20, 30)
+    t = xp.sum(xp.sin(xp.asarray(a)), axis=1)
+    prog, sizes = program_of(t), t.schedule()[0].sizes
+    assert prog.generic
+    per_call = prog.work * max(sizes)
+    monkeypatch.setattr(cpu_compiler, "SPECIALISE_WORK", 2 * per_call)
+    monkeypatch.setattr(cpu_compiler, "SPECIALISE_CALLS", 4)
+    prog.counts.clear()
+    prog.due.clear()
+    for _ in range(6):
+        prog._count(sizes, per_call)
+    assert prog.due == [sizes]
+
+
 @pytest.mark.parametrize("weight", ["array", "quotient"])
 def test_a_reduction_of_compared_values_compiles_for_its_sizes(fresh, weight):
     # a one-hot sum (a loss's backward): its optimised code for fixed sizes packs the comparisons
