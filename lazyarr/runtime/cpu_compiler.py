@@ -152,6 +152,11 @@ SPECIALISE_WORK = 1 << 20   # or operations done with them (a loop's segment: fe
 SPECIALISE_SIZES = 8    # the sets of sizes counted per kernel
 
 
+def _specialise(calls: int, work: int) -> bool:
+    """Whether `calls` calls with one set of sizes, each of `work` operations, earn code of their own."""
+    return calls >= SPECIALISE_CALLS or calls * work >= SPECIALISE_WORK
+
+
 class TieredProgram:
     """A kernel running on its first-tier object until the optimised one is loaded. Once it is hot
     (`hot`), the executor asks for the optimised object at the start of a later
@@ -260,8 +265,7 @@ class TieredProgram:
         n = self.counts.get(sizes)
         if n is not None or len(self.counts) < SPECIALISE_SIZES:
             n = self.counts[sizes] = (n or 0) + 1
-            due = lambda calls: calls >= SPECIALISE_CALLS or calls * work >= SPECIALISE_WORK   # noqa: E731
-            if due(n) and not due(n - 1):   # (once: the work of a call is the same for the same sizes)
+            if _specialise(n, work) and not _specialise(n - 1, work):   # (once: a call's work is the sizes')
                 self.due.append(sizes)
         for done in [k for k, f in self.pending.items() if f.done()]:
             self._take(done)

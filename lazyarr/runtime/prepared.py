@@ -203,9 +203,6 @@ class PreparedLaunches:
             for o, *_ in fresh:
                 buffers[o].ensure_allocated()
             prog([buffers[b] for b in args], sizes, tuple([scalars[k] for k in slots]))
-            for k in last:
-                if dead(buffers[k], readable):
-                    buffers[k].release()
-            for k in last_new:
+            for k in (*last, *last_new):
                 if dead(buffers[k], readable):
                     buffers[k].release()
