@@ -3,9 +3,11 @@ platform's compiler (PoCL on a CPU, a GPU vendor's driver), launched on an in-or
 
 Device names are "opencl:N" for the N-th device over all platforms ("opencl" is "opencl:0").
 Built program binaries are cached on disk keyed by source, device, driver version and build
-options (a cold PoCL build costs about half a second); a binary that the driver refuses is built
-again from source. PoCL's own cache goes inside lazyarr's (POCL_CACHE_DIR, unless set), where
-the cache's size limit counts it. Device memory is pooled (`allocate`, `free`): a buffer's memory,
+options; a binary that the driver refuses is built again from source. PoCL builds a program
+after a short header of the built-ins it names (`pocl_header`: ~25 ms instead of ~140 ms), and
+then compiles each of its kernels (~70 ms a kernel, when the binary is read for the cache).
+PoCL's own cache goes inside lazyarr's (POCL_CACHE_DIR, unless set), where the cache's size limit
+counts it. Device memory is pooled (`allocate`, `free`): a buffer's memory,
 rounded up to its size class, goes back to the pool when the buffer dies and serves the next
 buffer of that class (a loop allocates the same sizes every iteration; creating a buffer costs the
 driver a call each time), which is sound on an in-order queue: the next kernel to use it runs
@@ -33,6 +35,7 @@ from lazyarr.compiler.render_opencl import GROUP_SIZE, MAX_WORK_ITEMS, OpenCLRen
 from lazyarr.dtypes import DType
 from lazyarr.runtime.cache import cache_key, load_cached, pocl_cache_dir
 from lazyarr.runtime.device import Buffer, Device, recording_launches
+from lazyarr.runtime import pocl_header
 from lazyarr.runtime.errors import CompileError
 
 GROUP_ITEMS = 256   # work-items of a work-group along dimension 0, where the kernel has no groups of its own
@@ -158,6 +161,7 @@ class Capabilities:
     local_mem_size: int          # bytes of work-group memory
     max_parameter_size: int      # bytes of kernel parameters (1024 at least)
     subgroups: bool              # cl_khr_subgroups or cl_intel_subgroups (not used yet)
+    pocl: bool                   # PoCL, whose builds take a short header (lazyarr.runtime.pocl_header)
 
     @staticmethod
     def read(cl: Any, d: Any) -> Capabilities:
@@ -167,7 +171,8 @@ class Capabilities:
             rounded_divide_sqrt=bool(d.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT),
             max_work_group_size=d.max_work_group_size, local_mem_size=d.local_mem_size,
             max_parameter_size=d.max_parameter_size,
-            subgroups=any(e in extensions for e in ("cl_khr_subgroups", "cl_intel_subgroups")))
+            subgroups=any(e in extensions for e in ("cl_khr_subgroups", "cl_intel_subgroups")),
+            pocl="Portable Computing Language" in d.platform.name)
 
 
 class OpenCLDevice(Device):
@@ -197,6 +202,7 @@ class OpenCLDevice(Device):
         self._pooled_bytes = 0
         self._pool_limit = self.cl_device.global_mem_size // POOL_SHARE
         self._kept: set[int] = set()   # the handles of memory launch plans keep (`keep`)
+        self.header_builds = {"short": 0, "full": 0}   # builds from source by header (pocl_header)
 
     def __repr__(self) -> str:
         return f"Device({self.name!r}: {self.cl_device.name.strip()})"
@@ -289,12 +295,7 @@ class OpenCLDevice(Device):
                         self.cl_device.platform.version, self.build_options, source)
 
         def build(path: str) -> None:
-            program = cl.Program(self.context, source)
-            try:
-                program.build(options=self.build_options)
-            except cl.RuntimeError as e:
-                raise CompileError(f"the OpenCL compiler of {self.name} failed on kernel {name}", source,
-                                   str(e)) from None
+            program = self._build(name, source)
             with open(path, "wb") as f:
                 f.write(program.get_info(cl.program_info.BINARIES)[0])
 
@@ -302,3 +303,23 @@ class OpenCLDevice(Device):
             return cl.Program(self.context, [self.cl_device], [binary]).build(options=self.build_options)
         # a cached binary the driver refuses is built again from source (a fresh one's error is raised)
         return load_cached("opencl", key, ".bin", build, load, (cl.Error,), as_bytes=True)
+
+    def _build(self, name: str, source: str) -> Any:
+        """`source` built by the driver: on PoCL first after the short header of the built-ins it
+        names, and after the full one where that fails (the error raised is the full build's)."""
+        cl = self.cl
+        header = pocl_header.short_header(source) if self.capabilities.pocl else None
+        if header is not None:
+            try:
+                program = cl.Program(self.context, f"{header}\n{source}")
+                program = program.build(options=f"{self.build_options} {pocl_header.OPTION}")
+                self.header_builds["short"] += 1
+                return program
+            except cl.RuntimeError:
+                pass
+        self.header_builds["full"] += 1
+        try:
+            return cl.Program(self.context, source).build(options=self.build_options)
+        except cl.RuntimeError as e:
+            raise CompileError(f"the OpenCL compiler of {self.name} failed on kernel {name}", source,
+                               str(e)) from None
