@@ -24,7 +24,8 @@ typedef struct {
     PyObject *op, *dtype, *src, *arg;
     PyObject *shape, *ranges, *bounds, *view, *grad;   /* caches, read as None until set */
     PyObject *holder;                                  /* a weak reference to an array holding the node */
-    PyObject *akey;                                    /* the arg's key (uop._arg_key), once a walk asked */
+    long long arg_atom;                                /* its arg key's atom (uop._arg_key's number in ATOMS), */
+    int arg_atom_known;                                /* ... once a walk asked (ATOMS never renumbers) */
     Py_hash_t hash;                                    /* the key's hash */
     int in_table;                                      /* whether the table holds it */
     PyObject *weakrefs;
@@ -368,7 +369,6 @@ static void clear_fields(Node *self) {
     Py_CLEAR(self->view);
     Py_CLEAR(self->grad);
     Py_CLEAR(self->holder);
-    Py_CLEAR(self->akey);
 }
 
 static int node_clear(Node *self) {   /* the cycle collector: out of the table first */

@@ -53,7 +53,7 @@ static int atom(PyObject *x, long long *out) {
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* The atom of an op or a dtype. Both are singletons that live as long as the process, so their
+/* The atom of an op, a dtype or a device's name: objects that live as long as the process, so their
  * atoms are remembered by address here (open addressing): looking one up in ATOMS would hash it,
  * a Python call per node (an enum's and a dtype's __hash__ are Python functions). */
 #define FIXED_ATOMS 512
@@ -108,7 +108,7 @@ static int emit(Walk *w, Node *n, int scalar) {
         PyObject *device = size ? PyObject_GetAttr(n->arg, str_device) : NULL;
         PyObject *name = device ? PyObject_GetAttr(device, str_name) : NULL;
         long long nsize = size ? PyLong_AsLongLong(size) : -1, name_atom = 0;
-        int rc = name == NULL || (nsize == -1 && PyErr_Occurred()) || atom(name, &name_atom) < 0 ? -1 : 0;
+        int rc = name == NULL || (nsize == -1 && PyErr_Occurred()) || fixed_atom(name, &name_atom) < 0 ? -1 : 0;
         Py_XDECREF(size);
         Py_XDECREF(device);
         Py_XDECREF(name);
@@ -116,9 +116,16 @@ static int emit(Walk *w, Node *n, int scalar) {
             put(w, PyList_GET_SIZE(w->inputs)) < 0 || PyList_Append(w->inputs, n->arg) < 0)
             return -1;
     } else {
-        long long op_atom, arg_atom;
-        if (n->akey == NULL && (n->akey = arg_key_of(n->arg)) == NULL) return -1;
-        if (fixed_atom(n->op, &op_atom) < 0 || atom(n->akey, &arg_atom) < 0) return -1;
+        long long op_atom;
+        if (!n->arg_atom_known) {   /* (hashing the key and reading a 62-bit int: once a node) */
+            PyObject *key = arg_key_of(n->arg);
+            int rc = key == NULL ? -1 : atom(key, &n->arg_atom);
+            Py_XDECREF(key);
+            if (rc < 0) return -1;
+            n->arg_atom_known = 1;
+        }
+        long long arg_atom = n->arg_atom;
+        if (fixed_atom(n->op, &op_atom) < 0) return -1;
         Py_ssize_t ns = PyTuple_GET_SIZE(n->src);
         if (put(w, op_atom) < 0 || put(w, dtype) < 0 || put(w, arg_atom) < 0 || put(w, ns) < 0) return -1;
         for (Py_ssize_t i = 0; i < ns; i++) {
