@@ -10,12 +10,65 @@
 static struct {
     PyObject *stable_hash, *storage_device;   /* stages.stable_hash, stages._storage_device */
     PyObject *not_values, *movement, *own_size, *pass_to_reduction, *positions;   /* frozensets of Ops */
-    PyObject *op_call, *op_copy, *op_noop, *op_shrink, *op_reduce, *op_values;   /* op_values: Ops -> .value */
+    PyObject *op_call, *op_copy, *op_noop, *op_shrink, *op_reduce;
     int depth, max_levels, positional_nodes;
     struct { PyObject *dtype, *hash; long itemsize; } dtypes[64];
     int n_dtypes;
     PyObject *spare_hash;
 } st;
+
+/* An Ops member's facts, found once and kept by address (ops live as long as the process): its
+ * value and which of setup_stages' frozensets hold it (a set lookup hashes the op, for every node). */
+enum { IN_NOT_VALUES = 1, IN_MOVEMENT = 2, IN_OWN_SIZE = 4, IN_PASS_TO_REDUCTION = 8, IN_POSITIONS = 16 };
+#define OP_FACTS 256
+static struct { PyObject *op; long long value; int in; } op_facts_of[OP_FACTS];
+
+static int op_facts_found(PyObject *op, long long *value, int *in) {
+    PyObject *v = PyObject_GetAttrString(op, "value");
+    *value = v ? PyLong_AsLongLong(v) : -1;
+    Py_XDECREF(v);
+    if (v == NULL || (*value == -1 && PyErr_Occurred())) return -1;
+    PyObject *sets[] = {st.not_values, st.movement, st.own_size, st.pass_to_reduction, st.positions};
+    *in = 0;
+    for (int i = 0; i < 5; i++) {
+        int has = PySet_Contains(sets[i], op);
+        if (has < 0) return -1;
+        if (has) *in |= 1 << i;
+    }
+    return 0;
+}
+
+static int op_facts(PyObject *op, long long *value, int *in) {
+    size_t h = ((uintptr_t)op >> 4) & (OP_FACTS - 1);
+    for (int probe = 0; probe < OP_FACTS; probe++, h = (h + 1) & (OP_FACTS - 1)) {
+        if (op_facts_of[h].op == op) {
+            *value = op_facts_of[h].value;
+            *in = op_facts_of[h].in;
+            return 0;
+        }
+        if (op_facts_of[h].op == NULL) {
+            if (op_facts_found(op, value, in) < 0) return -1;
+            Py_INCREF(op);   /* (kept: an address in the table must never be another object's) */
+            op_facts_of[h].op = op;
+            op_facts_of[h].value = *value;
+            op_facts_of[h].in = *in;
+            return 0;
+        }
+    }
+    return op_facts_found(op, value, in);   /* the table is full */
+}
+
+/* Whether op is in the frozenset `flag` names (1, 0, or -1 with an exception). */
+static int op_in(PyObject *op, int flag) {
+    long long value;
+    int in;
+    return op_facts(op, &value, &in) < 0 ? -1 : (in & flag) != 0;
+}
+
+static int op_value(PyObject *op, long long *out) {
+    int in;
+    return op_facts(op, out, &in);
+}
 
 static PyObject *setup_stages(PyObject *module, PyObject *args) {
     PyObject *stable_hash, *storage_device, *not_values, *movement, *own_size, *pass_to_reduction, *positions,
@@ -37,7 +90,9 @@ static PyObject *setup_stages(PyObject *module, PyObject *args) {
         Py_INCREF(objs[i]);
         Py_XSETREF(*slots[i], objs[i]);
     }
-    if (st.op_values == NULL && (st.op_values = PyDict_New()) == NULL) return NULL;
+    for (int i = 0; i < OP_FACTS; i++) {   /* (facts found under the sets of an earlier setup) */
+        Py_CLEAR(op_facts_of[i].op);
+    }
     Py_RETURN_NONE;
 }
 
@@ -92,19 +147,6 @@ static Py_hash_t tuple_hash(const Py_hash_t *lanes, Py_ssize_t n) {
     }
     acc += (Py_uhash_t)n ^ (prime5 ^ 3527539UL);
     return acc == (Py_uhash_t)-1 ? 1546275796 : (Py_hash_t)acc;
-}
-
-/* The value of an Ops member (op_values caches it), as a C integer. */
-static int op_value(PyObject *op, long long *out) {
-    PyObject *value = PyDict_GetItemWithError(st.op_values, op);   /* borrowed */
-    if (value == NULL) {
-        if (PyErr_Occurred() || (value = PyObject_GetAttrString(op, "value")) == NULL) return -1;
-        int rc = PyDict_SetItem(st.op_values, op, value);
-        Py_DECREF(value);
-        if (rc < 0) return -1;
-    }
-    *out = PyLong_AsLongLong(value);
-    return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
 /* stages.stable_hash(arg) (its value, not yet hashed as an int): None, ints, floats, Ops members and
@@ -207,7 +249,7 @@ static int own_hash(Node *n, PyObject *shape, Py_hash_t *own, long *itemsize, lo
     if (lift < 0) return -1;
     Py_hash_t argh = 0;
     if (!(n->arg == Py_None || n->op == op_buffer || lift)) {
-        int movement = PySet_Contains(st.movement, n->op);
+        int movement = op_in(n->op, IN_MOVEMENT);
         if (movement < 0) return -1;
         if (movement) {
             argh = PyObject_Hash(n->arg);
@@ -296,7 +338,7 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
         me->natural = size;
         me->dev = dev;
         me->doubt = dev == NULL && n->view != NULL && n->view != Py_None;
-        me->positional = n->view == NULL || n->view == Py_None ? PySet_Contains(st.positions, n->op) : 0;
+        me->positional = n->view == NULL || n->view == Py_None ? op_in(n->op, IN_POSITIONS) : 0;
         return me->positional < 0 ? -1 : 0;
     }
     int level = 0, doubt = 0, positional = n->op != st.op_reduce;   /* (then: 1 + the sources' operations) */
@@ -319,8 +361,8 @@ static int visit(Node *n, Info *info, Py_ssize_t i, PyObject *skip, PyObject *de
     if (positional > st.positional_nodes) positional = 0;
     if (n->op == st.op_copy) dev = n->arg;
     doubt = doubt && dev == NULL;
-    int own_size = PySet_Contains(st.own_size, n->op);
-    int not_value = own_size < 0 ? -1 : PySet_Contains(st.not_values, n->op);
+    int own_size = op_in(n->op, IN_OWN_SIZE);
+    int not_value = own_size < 0 ? -1 : op_in(n->op, IN_NOT_VALUES);
     if (not_value < 0) return -1;
     if (own_size) natural = size;
     else if (n->op == st.op_shrink && size < natural) natural = size;
@@ -428,7 +470,7 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
         Node *n = (Node *)PyList_GET_ITEM(order, i);
         if ((n->view != NULL && n->view != Py_None) || PyTuple_GET_SIZE(n->src) == 0) continue;
         int passes = n->op == st.op_reduce;
-        int movement = PySet_Contains(st.movement, n->op);
+        int movement = op_in(n->op, IN_MOVEMENT);
         if (movement < 0) break;
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(n->src); j++) {
             PyObject *src = PyTuple_GET_ITEM(n->src, j);
@@ -440,7 +482,7 @@ static PyObject *stage_anchors(PyObject *module, PyObject *args) {
             for (Py_ssize_t k = 0; k < j && !again; k++) again = PyTuple_GET_ITEM(n->src, k) == src;
             if (!again) s->shared += movement ? info[i].shared : 1;
         }
-        if (!passes && info[i].reduced && (passes = PySet_Contains(st.pass_to_reduction, n->op)) < 0) break;
+        if (!passes && info[i].reduced && (passes = op_in(n->op, IN_PASS_TO_REDUCTION)) < 0) break;
         for (Py_ssize_t j = 0; passes && j < PyTuple_GET_SIZE(n->src); j++)
             info[((Node *)PyTuple_GET_ITEM(n->src, j))->position].reduced = 1;
     }

@@ -497,9 +497,30 @@ static PyTypeObject NodeType = {
 /* ---- liftable constants ------------------------------------------------------------------- */
 
 /* uop.liftable(n), without a call into Python for the common cases: 1, 0, or -1 on an error. */
+/* Whether a dtype is in LIFTED_DTYPES, remembered by address (dtypes live as long as the process,
+ * and a set lookup would call DType.__hash__, a Python function, for every constant walked). */
+#define DTYPE_ANSWERS 64
+static PyObject *dtype_seen[DTYPE_ANSWERS];
+static int dtype_lifted[DTYPE_ANSWERS];
+static int is_lifted_dtype(PyObject *d) {
+    size_t h = ((uintptr_t)d >> 4) & (DTYPE_ANSWERS - 1);
+    for (int probe = 0; probe < DTYPE_ANSWERS; probe++, h = (h + 1) & (DTYPE_ANSWERS - 1)) {
+        if (dtype_seen[h] == d) return dtype_lifted[h];
+        if (dtype_seen[h] == NULL) {
+            int lifted = PySet_Contains(lifted_dtypes, d);
+            if (lifted < 0) return -1;
+            Py_INCREF(d);   /* (kept: an address in the table must never be another object's) */
+            dtype_seen[h] = d;
+            dtype_lifted[h] = lifted;
+            return lifted;
+        }
+    }
+    return PySet_Contains(lifted_dtypes, d);   /* the table is full */
+}
+
 static int is_liftable(Node *n) {
     if (n->op != op_const) return 0;
-    int lifted = PySet_Contains(lifted_dtypes, n->dtype);
+    int lifted = is_lifted_dtype(n->dtype);
     if (lifted <= 0) return lifted;
     PyObject *v = n->arg;
     if (PyFloat_CheckExact(v)) {
