@@ -1,6 +1,7 @@
 """Test helpers: a reference evaluator for kernel-level integer graphs, and NumPy comparison."""
 import itertools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -130,3 +131,11 @@ def grad_check(fn, np_fn, *arrays, rtol=1e-6, atol=1e-8, eps=1e-6):
             at[0][i], at[1][i] = a + eps * v, a - eps * v
             numeric = (np.sum(np_fn(*at[0]) * w) - np.sum(np_fn(*at[1]) * w)) / (2 * eps)
             assert math.isclose(float(np.sum(g * v)), numeric, rel_tol=rtol, abs_tol=atol), (i, np.sum(g * v), numeric)
+
+
+def child_env(root: str, **extra: str) -> dict:
+    """The environment for a child Python that imports the checkout at `root` first: its
+    PYTHONPATH put before the one set (where packages installed with --target live, as on the GPU
+    machine), and `extra` variables."""
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}

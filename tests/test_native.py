@@ -20,6 +20,7 @@ from lazyarr.compiler.buffer_views import buffer_view, realized_for
 from lazyarr.compiler.uop import Ops, UOp, node_exists
 from lazyarr.runtime.device import Buffer
 from lazyarr.runtime.devices import get_device
+from tests.helpers import child_env
 
 native = uop._native
 needs_native = pytest.mark.skipif(native is None, reason="LAZYARR_NATIVE=0: the Python table is in use")
@@ -396,8 +397,7 @@ def _run(env: dict) -> dict:
     proc = subprocess.run([sys.executable, "-c", _STEPS], capture_output=True, text=True, cwd=ROOT,
                           # one compiler and one thread: which tier ran a kernel (it changes with the
                           # machine's load) must not change the float results the two runs compare
-                          env={**os.environ, "PYTHONPATH": ROOT, "LAZYARR_DEVICE": "cpu", "LAZYARR_TIERED": "0",
-                               "LAZYARR_THREADS": "1", **env})
+                          env=child_env(ROOT, LAZYARR_DEVICE="cpu", LAZYARR_TIERED="0", LAZYARR_THREADS="1", **env))
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.splitlines()[-1])
 
@@ -412,7 +412,7 @@ def test_the_python_fallback_trains_to_the_same_values():
 def test_without_a_compiler_lazyarr_warns_and_uses_the_python_table(tmp_path):
     code = "import lazyarr.compiler.uop as u; print(u._native is None)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": ROOT, "LAZYARR_CC": "no-such-compiler", "LAZYARR_NATIVE": "1",
-                               "LAZYARR_CACHE_DIR": str(tmp_path)})
+                          env=child_env(ROOT, LAZYARR_CC="no-such-compiler", LAZYARR_NATIVE="1",
+                                        LAZYARR_CACHE_DIR=str(tmp_path)))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "True" and "could not be built" in proc.stderr

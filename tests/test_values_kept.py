@@ -21,7 +21,7 @@ import lazyarr as xp
 from lazyarr.compiler import buffer_views, schedule
 from lazyarr.runtime import executor
 from lazyarr.runtime.items import ScheduleItem
-from tests.helpers import assert_close, watch_launches
+from tests.helpers import assert_close, child_env, watch_launches
 
 
 class Counts:
@@ -286,7 +286,7 @@ def test_writing_row_i_in_a_loop_compiles_once():
     (it failed now and then under xdist, {60: 9, 120: 8}), not their count's independence of n."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, "-c", _TRAJECTORY], capture_output=True, text=True, timeout=600,
-                         cwd=root, env={**os.environ, "PYTHONPATH": root})
+                         cwd=root, env=child_env(root))
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     distinct = {int(k): v for k, v in found["distinct"].items()}

@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import os
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -300,9 +301,17 @@ class OpenCLDevice(Device):
                 f.write(program.get_info(cl.program_info.BINARIES)[0])
 
         def load(binary: bytes) -> Any:
-            return cl.Program(self.context, [self.cl_device], [binary]).build(options=self.build_options)
+            return self._built(cl.Program(self.context, [self.cl_device], [binary]), self.build_options)
         # a cached binary the driver refuses is built again from source (a fresh one's error is raised)
         return load_cached("opencl", key, ".bin", build, load, (cl.Error,), as_bytes=True)
+
+    def _built(self, program: Any, options: str) -> Any:
+        """program.build(options) without pyopencl's CompilerWarning: a driver's notes on the code
+        lazyarr generated (NVIDIA's "overriding noinline" for every kernel, Clang's "self-comparison"
+        of a NaN test) are nothing a user can act on; a failed build still raises."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", self.cl.CompilerWarning)
+            return program.build(options=options)
 
     def _build(self, name: str, source: str) -> Any:
         """`source` built by the driver: on PoCL first after the short header of the built-ins it
@@ -311,15 +320,15 @@ class OpenCLDevice(Device):
         header = pocl_header.short_header(source) if self.capabilities.pocl else None
         if header is not None:
             try:
-                program = cl.Program(self.context, f"{header}\n{source}")
-                program = program.build(options=f"{self.build_options} {pocl_header.OPTION}")
+                program = self._built(cl.Program(self.context, f"{header}\n{source}"),
+                                      f"{self.build_options} {pocl_header.OPTION}")
                 self.header_builds["short"] += 1
                 return program
             except cl.RuntimeError:
                 pass
         self.header_builds["full"] += 1
         try:
-            return cl.Program(self.context, source).build(options=self.build_options)
+            return self._built(cl.Program(self.context, source), self.build_options)
         except cl.RuntimeError as e:
             raise CompileError(f"the OpenCL compiler of {self.name} failed on kernel {name}", source,
                                str(e)) from None
