@@ -17,57 +17,37 @@ static struct {
     PyObject *spare_hash;
 } st;
 
-/* An Ops member's facts, found once and kept by address (ops live as long as the process): its
- * value and which of setup_stages' frozensets hold it (a set lookup hashes the op, for every node). */
+/* An Ops member's facts, remembered by address (a set lookup hashes the op, for every node): its
+ * value, and which of setup_stages' frozensets hold it, as value * 32 + one bit per set. */
 enum { IN_NOT_VALUES = 1, IN_MOVEMENT = 2, IN_OWN_SIZE = 4, IN_PASS_TO_REDUCTION = 8, IN_POSITIONS = 16 };
-#define OP_FACTS 256
-static struct { PyObject *op; long long value; int in; } op_facts_of[OP_FACTS];
+static Remembered facts_by_op[256];
 
-static int op_facts_found(PyObject *op, long long *value, int *in) {
+static int find_op_facts(PyObject *op, long long *out) {
     PyObject *v = PyObject_GetAttrString(op, "value");
-    *value = v ? PyLong_AsLongLong(v) : -1;
+    long long value = v ? PyLong_AsLongLong(v) : -1;
     Py_XDECREF(v);
-    if (v == NULL || (*value == -1 && PyErr_Occurred())) return -1;
+    if (v == NULL || (value == -1 && PyErr_Occurred())) return -1;
     PyObject *sets[] = {st.not_values, st.movement, st.own_size, st.pass_to_reduction, st.positions};
-    *in = 0;
+    *out = value * 32;
     for (int i = 0; i < 5; i++) {
         int has = PySet_Contains(sets[i], op);
         if (has < 0) return -1;
-        if (has) *in |= 1 << i;
+        if (has) *out |= 1 << i;
     }
     return 0;
 }
 
-static int op_facts(PyObject *op, long long *value, int *in) {
-    size_t h = ((uintptr_t)op >> 4) & (OP_FACTS - 1);
-    for (int probe = 0; probe < OP_FACTS; probe++, h = (h + 1) & (OP_FACTS - 1)) {
-        if (op_facts_of[h].op == op) {
-            *value = op_facts_of[h].value;
-            *in = op_facts_of[h].in;
-            return 0;
-        }
-        if (op_facts_of[h].op == NULL) {
-            if (op_facts_found(op, value, in) < 0) return -1;
-            Py_INCREF(op);   /* (kept: an address in the table must never be another object's) */
-            op_facts_of[h].op = op;
-            op_facts_of[h].value = *value;
-            op_facts_of[h].in = *in;
-            return 0;
-        }
-    }
-    return op_facts_found(op, value, in);   /* the table is full */
-}
-
 /* Whether op is in the frozenset `flag` names (1, 0, or -1 with an exception). */
 static int op_in(PyObject *op, int flag) {
-    long long value;
-    int in;
-    return op_facts(op, &value, &in) < 0 ? -1 : (in & flag) != 0;
+    long long facts;
+    return remembered(facts_by_op, 256, op, find_op_facts, &facts) < 0 ? -1 : (facts & flag) != 0;
 }
 
 static int op_value(PyObject *op, long long *out) {
-    int in;
-    return op_facts(op, out, &in);
+    long long facts;
+    if (remembered(facts_by_op, 256, op, find_op_facts, &facts) < 0) return -1;
+    *out = facts >> 5;   /* (an arithmetic shift: Ops values are small and not negative) */
+    return 0;
 }
 
 static PyObject *setup_stages(PyObject *module, PyObject *args) {
@@ -90,8 +70,8 @@ static PyObject *setup_stages(PyObject *module, PyObject *args) {
         Py_INCREF(objs[i]);
         Py_XSETREF(*slots[i], objs[i]);
     }
-    for (int i = 0; i < OP_FACTS; i++) {   /* (facts found under the sets of an earlier setup) */
-        Py_CLEAR(op_facts_of[i].op);
+    for (int i = 0; i < 256; i++) {   /* (facts found under the sets of an earlier setup) */
+        Py_CLEAR(facts_by_op[i].key);
     }
     Py_RETURN_NONE;
 }

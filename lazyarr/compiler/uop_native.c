@@ -497,31 +497,44 @@ static PyTypeObject NodeType = {
 /* ---- liftable constants ------------------------------------------------------------------- */
 
 /* uop.liftable(n), without a call into Python for the common cases: 1, 0, or -1 on an error. */
-/* Whether a dtype is in LIFTED_DTYPES, remembered by address (dtypes live as long as the process,
- * and a set lookup would call DType.__hash__, a Python function, for every constant walked). */
-#define DTYPE_ANSWERS 64
-static PyObject *dtype_seen[DTYPE_ANSWERS];
-static int dtype_lifted[DTYPE_ANSWERS];
-static int is_lifted_dtype(PyObject *d) {
-    size_t h = ((uintptr_t)d >> 4) & (DTYPE_ANSWERS - 1);
-    for (int probe = 0; probe < DTYPE_ANSWERS; probe++, h = (h + 1) & (DTYPE_ANSWERS - 1)) {
-        if (dtype_seen[h] == d) return dtype_lifted[h];
-        if (dtype_seen[h] == NULL) {
-            int lifted = PySet_Contains(lifted_dtypes, d);
-            if (lifted < 0) return -1;
-            Py_INCREF(d);   /* (kept: an address in the table must never be another object's) */
-            dtype_seen[h] = d;
-            dtype_lifted[h] = lifted;
-            return lifted;
+/* A fact about objects that live as long as the process (ops, dtypes, device names), found once
+ * by `find` and remembered by address (open addressing over `size` slots, a power of two): a
+ * lookup by value would hash the object, for some a Python call, for every node. The table keeps
+ * a reference to each key, so that an address in it is never another object's. */
+typedef struct { PyObject *key; long long fact; } Remembered;
+
+static int remembered(Remembered *table, size_t size, PyObject *x, int (*find)(PyObject *, long long *),
+                      long long *out) {
+    size_t h = ((uintptr_t)x >> 4) & (size - 1);
+    for (size_t probe = 0; probe < size; probe++, h = (h + 1) & (size - 1)) {
+        if (table[h].key == x) {
+            *out = table[h].fact;
+            return 0;
+        }
+        if (table[h].key == NULL) {
+            if (find(x, out) < 0) return -1;
+            Py_INCREF(x);
+            table[h].key = x;
+            table[h].fact = *out;
+            return 0;
         }
     }
-    return PySet_Contains(lifted_dtypes, d);   /* the table is full */
+    return find(x, out);   /* the table is full */
 }
+
+static int find_lifted(PyObject *dtype, long long *out) {
+    int lifted = PySet_Contains(lifted_dtypes, dtype);
+    *out = lifted;
+    return lifted < 0 ? -1 : 0;
+}
+
+static Remembered lifted_by_dtype[64];
 
 static int is_liftable(Node *n) {
     if (n->op != op_const) return 0;
-    int lifted = is_lifted_dtype(n->dtype);
-    if (lifted <= 0) return lifted;
+    long long lifted;   /* (whether the dtype is in LIFTED_DTYPES) */
+    if (remembered(lifted_by_dtype, 64, n->dtype, find_lifted, &lifted) < 0) return -1;
+    if (!lifted) return 0;
     PyObject *v = n->arg;
     if (PyFloat_CheckExact(v)) {
         double x = PyFloat_AS_DOUBLE(v);

@@ -53,28 +53,12 @@ static int atom(PyObject *x, long long *out) {
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* The atom of an op, a dtype or a device's name: objects that live as long as the process, so their
- * atoms are remembered by address here (open addressing): looking one up in ATOMS would hash it,
- * a Python call per node (an enum's and a dtype's __hash__ are Python functions). */
-#define FIXED_ATOMS 512
-static PyObject *fixed_seen[FIXED_ATOMS];
-static long long fixed_atom_of[FIXED_ATOMS];
+/* The atom of an op, a dtype or a device's name, remembered by address (an enum's and a dtype's
+ * __hash__ are Python functions). */
+static Remembered atoms_by_address[512];
+
 static int fixed_atom(PyObject *x, long long *out) {
-    size_t h = ((uintptr_t)x >> 4) & (FIXED_ATOMS - 1);
-    for (int probe = 0; probe < FIXED_ATOMS; probe++, h = (h + 1) & (FIXED_ATOMS - 1)) {
-        if (fixed_seen[h] == x) {
-            *out = fixed_atom_of[h];
-            return 0;
-        }
-        if (fixed_seen[h] == NULL) {
-            if (atom(x, out) < 0) return -1;
-            Py_INCREF(x);   /* (kept: an address in the table must never be another object's) */
-            fixed_seen[h] = x;
-            fixed_atom_of[h] = *out;
-            return 0;
-        }
-    }
-    return atom(x, out);   /* the table is full: ATOMS itself */
+    return remembered(atoms_by_address, 512, x, atom, out);
 }
 
 static int put(Walk *w, long long word) {
