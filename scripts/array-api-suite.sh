@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The official array API conformance suite, whole (run.py --scope ci), against lazyarr on the CPU:
+# The official array API conformance suite, whole (run.py --scope ci), against lazyarr on the CPU
+# (LAZYARR_SUITE_DEVICE=opencl: on OpenCL, with PoCL's work-group specialisation off as in the tests):
 # 20 examples a test, deadlines off, lazyarr's xfails (array_api_tests/xfails.txt, each with its
 # reason). Fails on any other failure. The suite is read from ARRAY_API_TESTS_SRC or
 # ../shared/array-api-tests and copied somewhere writable first (the shared copy is read-only).
@@ -51,5 +52,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$src" "$tmp/suite"
 chmod -R u+w "$tmp/suite"
-LAZYARR_DEVICE=cpu ARRAY_API_TESTS_DIR="$tmp/suite" python3 array_api_tests/run.py --scope ci \
+device="${LAZYARR_SUITE_DEVICE:-cpu}"
+POCL_WORK_GROUP_SPECIALIZATION="${POCL_WORK_GROUP_SPECIALIZATION:-0}" LAZYARR_DEVICE="$device" \
+  ARRAY_API_TESTS_DIR="$tmp/suite" python3 array_api_tests/run.py --scope ci \
   --table "$tmp/table.md" -- -n 2 "$@"
