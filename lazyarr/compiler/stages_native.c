@@ -40,12 +40,12 @@ static int find_op_facts(PyObject *op, long long *out) {
 /* Whether op is in the frozenset `flag` names (1, 0, or -1 with an exception). */
 static int op_in(PyObject *op, int flag) {
     long long facts;
-    return remembered(facts_by_op, 256, op, find_op_facts, &facts) < 0 ? -1 : (facts & flag) != 0;
+    return REMEMBERED(facts_by_op, op, find_op_facts, &facts) < 0 ? -1 : (facts & flag) != 0;
 }
 
 static int op_value(PyObject *op, long long *out) {
     long long facts;
-    if (remembered(facts_by_op, 256, op, find_op_facts, &facts) < 0) return -1;
+    if (REMEMBERED(facts_by_op, op, find_op_facts, &facts) < 0) return -1;
     *out = facts >> 5;   /* (an arithmetic shift: Ops values are small and not negative) */
     return 0;
 }
@@ -70,7 +70,7 @@ static PyObject *setup_stages(PyObject *module, PyObject *args) {
         Py_INCREF(objs[i]);
         Py_XSETREF(*slots[i], objs[i]);
     }
-    for (int i = 0; i < 256; i++) {   /* (facts found under the sets of an earlier setup) */
+    for (size_t i = 0; i < sizeof(facts_by_op) / sizeof(*facts_by_op); i++) {   /* (an earlier setup's) */
         Py_CLEAR(facts_by_op[i].key);
     }
     Py_RETURN_NONE;

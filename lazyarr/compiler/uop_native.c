@@ -494,9 +494,8 @@ static PyTypeObject NodeType = {
     .tp_new = node_new,
 };
 
-/* ---- liftable constants ------------------------------------------------------------------- */
+/* ---- facts remembered by address ------------------------------------------------------------ */
 
-/* uop.liftable(n), without a call into Python for the common cases: 1, 0, or -1 on an error. */
 /* A fact about objects that live as long as the process (ops, dtypes, device names), found once
  * by `find` and remembered by address (open addressing over `size` slots, a power of two): a
  * lookup by value would hash the object, for some a Python call, for every node. The table keeps
@@ -521,6 +520,9 @@ static int remembered(Remembered *table, size_t size, PyObject *x, int (*find)(P
     }
     return find(x, out);   /* the table is full */
 }
+#define REMEMBERED(table, x, find, out) remembered(table, sizeof(table) / sizeof(*(table)), x, find, out)
+
+/* ---- liftable constants ------------------------------------------------------------------- */
 
 static int find_lifted(PyObject *dtype, long long *out) {
     int lifted = PySet_Contains(lifted_dtypes, dtype);
@@ -530,10 +532,11 @@ static int find_lifted(PyObject *dtype, long long *out) {
 
 static Remembered lifted_by_dtype[64];
 
+/* uop.liftable(n), without a call into Python for the common cases: 1, 0, or -1 on an error. */
 static int is_liftable(Node *n) {
     if (n->op != op_const) return 0;
     long long lifted;   /* (whether the dtype is in LIFTED_DTYPES) */
-    if (remembered(lifted_by_dtype, 64, n->dtype, find_lifted, &lifted) < 0) return -1;
+    if (REMEMBERED(lifted_by_dtype, n->dtype, find_lifted, &lifted) < 0) return -1;
     if (!lifted) return 0;
     PyObject *v = n->arg;
     if (PyFloat_CheckExact(v)) {

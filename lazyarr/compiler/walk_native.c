@@ -58,7 +58,7 @@ static int atom(PyObject *x, long long *out) {
 static Remembered atoms_by_address[512];
 
 static int fixed_atom(PyObject *x, long long *out) {
-    return remembered(atoms_by_address, 512, x, atom, out);
+    return REMEMBERED(atoms_by_address, x, atom, out);
 }
 
 static int put(Walk *w, long long word) {
