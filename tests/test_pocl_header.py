@@ -22,9 +22,10 @@ pytestmark = pytest.mark.skipif(DEV is None, reason="PoCL is not installed")
 rng = np.random.default_rng(3)
 
 
-def _run(source: str, short: bool, out_size: int, inputs: list[np.ndarray], n: int) -> np.ndarray:
+def _run(source: str, short: bool, out_size: int, inputs: list[np.ndarray], n: int, local: int | None = None
+         ) -> np.ndarray:
     """What kernel f of `source`, built after the short header or the full one, writes into an
-    output of `out_size` elements (of the inputs' dtype) over n work-items."""
+    output of `out_size` elements (of the inputs' dtype) over n work-items (in groups of `local`)."""
     cl = DEV.cl
     header = pocl_header.short_header(source) if short else None
     assert not short or header is not None
@@ -34,7 +35,7 @@ def _run(source: str, short: bool, out_size: int, inputs: list[np.ndarray], n: i
     bufs = [cl.Buffer(DEV.context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in inputs]
     out = np.empty(out_size, inputs[0].dtype)
     obuf = cl.Buffer(DEV.context, mf.WRITE_ONLY, out.nbytes)
-    program.f(DEV.queue, (n,), None, obuf, *bufs)
+    program.f(DEV.queue, (n,), None if local is None else (local,), obuf, *bufs)
     cl.enqueue_copy(DEV.queue, out, obuf)
     return out
 
@@ -87,18 +88,7 @@ def test_work_items_and_barriers_are_the_full_headers():
               "    barrier(CLK_LOCAL_MEM_FENCE); }\n"
               "  out[get_global_id(0)] = part[0] + (float)g; }\n")
     a = rng.standard_normal(256).astype(np.float32)
-    cl = DEV.cl
-    outs = []
-    for short in (True, False):
-        header = pocl_header.short_header(source)
-        program = cl.Program(DEV.context, f"{header}\n{source}" if short else source)
-        program = program.build(options=f"{pocl_header.OPTION}" if short else "")
-        out = np.empty(256, np.float32)
-        obuf = cl.Buffer(DEV.context, cl.mem_flags.WRITE_ONLY, out.nbytes)
-        abuf = cl.Buffer(DEV.context, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
-        program.f(DEV.queue, (256,), (64,), obuf, abuf)
-        cl.enqueue_copy(DEV.queue, out, obuf)
-        outs.append(out)
+    outs = [_run(source, short, 256, [a], 256, local=64) for short in (True, False)]
     assert _same_bits(*outs)
     sums = (a.reshape(4, 64) * 64 + 4 + 1).sum(axis=1) + np.arange(4)
     np.testing.assert_allclose(outs[0].reshape(4, 64), np.repeat(sums[:, None], 64, 1), rtol=1e-5)
