@@ -28,6 +28,23 @@ from lazyarr.runtime.devices import get_device
 SUPPORTED_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
+def _unpickled_device(name: str):
+    """The device a tensor pickled on device `name` comes back on. The CPU's stays on the CPU. Another
+    device's goes to this process's default device when that is not the CPU (device numbers are a
+    machine's own, and a dask worker's chunks must share its device to be combined), else to `name`
+    where this process can open it, else to the CPU (a worker without OpenCL)."""
+    if name == "cpu":
+        return get_device("cpu")
+    for candidate in (None, name):   # (None: the default device)
+        try:
+            dev = get_device(candidate)
+        except (RuntimeError, ValueError):   # (no OpenCL platform here, or no such device)
+            continue
+        if dev.name != "cpu":
+            return dev
+    return get_device("cpu")
+
+
 def _binary(fn, reflected: bool = False):
     """A binary operator: fn(self, other), or fn(other, self) for the reflected one (__radd__);
     NotImplemented for operands lazyarr does not take, so that Python asks the other one."""
@@ -350,10 +367,14 @@ class Tensor(Array):
         return (self[i] for i in range(self.shape[0]))
 
     def __getstate__(self):
+        # the computed value (an unrealized tensor is realized first: its graph would need the
+        # values it reads too, and the receiver would compile it again) and the device's name
         return {"data": self.numpy(), "device": self.device.name}
 
     def __setstate__(self, state):
-        t = asarray(np.array(state["data"]), device=state["device"])
+        if not isinstance(state, dict) or "data" not in state or not isinstance(state.get("device"), str):
+            raise TypeError("not the state of a pickled lazyarr tensor")
+        t = asarray(np.asarray(state["data"]), device=_unpickled_device(state["device"]))   # (asarray copies)
         self._uop, self.device, self._leaf_grad, self.grad, self._released = t.uop, t.device, False, None, False
         self._viewof = self._views = None
         hold(self)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what lazyarr, its tests and its examples need on a fresh Debian machine (idempotent, quiet):
 # gcc (required), Python's headers (for the node table in C), tcc (the fast first compiler tier), PoCL
-# (an OpenCL platform on the CPU), and the Python packages (pyopencl, the test and example extras).
+# (an OpenCL platform on the CPU), and the Python packages (pyopencl, the test, example and dask extras).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=""
@@ -17,4 +17,4 @@ if [ -n "$missing" ]; then
     echo "could not install:$missing (lazyarr works without tcc; OpenCL needs an ICD such as PoCL)" >&2
   fi
 fi
-python3 -m pip install -q --disable-pip-version-check -e '.[test,examples,opencl]'
+python3 -m pip install -q --disable-pip-version-check -e '.[test,examples,opencl,dask]'
