@@ -24,7 +24,7 @@ from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
 from lazyarr.runtime.device import Buffer, Device
 from lazyarr.runtime.devices import get_device
-from lazyarr.arrays import Array, wrap
+from lazyarr.arrays import Array, realization_lock, wrap
 from lazyarr.graph import (MAX_SIZE, alu, cast_uop, check_dimensions, const, expand_uop, make_complex, normalize_axis,
                            permute_uop, reshape_uop, shaped)
 from lazyarr.graph import broadcast_shapes as broadcast_shapes_of
@@ -78,7 +78,8 @@ def from_numpy(arr: np.ndarray, device: Device, copy: bool | None = True) -> Arr
                              "(it is not C-contiguous host memory of a supported dtype)")
         buf = Buffer(device, arr.size, dtype, arr.reshape(-1))
     else:
-        buf = Buffer(device, arr.size, dtype).copyin(arr)
+        with realization_lock:   # (its storage may come from the pool: see realization_lock)
+            buf = Buffer(device, arr.size, dtype).copyin(arr)
     return wrap(buffer_view(buf, arr.shape), device)
 
 
