@@ -478,6 +478,13 @@ static PyObject *record_matmul(PyObject *module, PyObject *const *args, Py_ssize
     Py_ssize_t k2 = dims[2], m = lb == 2 ? dims[3] : 1;
     if (!plain || k != k2 || n <= 0 || k <= 0 || m <= 0) Py_RETURN_NOTIMPLEMENTED;   /* (errors: the Python path's) */
     if (kind == 'f' && n >= 256 && k >= 2048) Py_RETURN_NOTIMPLEMENTED;   /* maybe packed (linear_algebra._packs) */
+    if (kind == 'f' && n >= 64 && m >= 64) {   /* maybe tiled on a GPU (gpu_matmul.applies, MIN_SIDE >= 64) */
+        PyObject *host = PyObject_GetAttrString(device, "host_memory");
+        int on_host = host == NULL ? -1 : PyObject_IsTrue(host);
+        Py_XDECREF(host);
+        if (on_host < 0) return NULL;
+        if (!on_host) Py_RETURN_NOTIMPLEMENTED;
+    }
     PyObject *pa = NULL, *pb = NULL, *prod = NULL, *out = NULL, *result = NULL;
     PyObject *full = shape_of_ints(3, n, k, m), *sa3 = shape_of_ints(3, n, k, 1), *sb3 = shape_of_ints(3, 1, k, m);
     PyObject *reduced = shape_of_ints(3, n, 1, m);

@@ -132,8 +132,22 @@ class OpenCLProgram:
 
     def launch(self, buffers: list[Buffer], global_size: tuple[int, ...], scalars: list[Any]) -> None:
         """A custom kernel's launch: every buffer, then the scalars (NumPy scalars: long, double),
-        over `global_size` work-items in work-groups the driver picks."""
-        self.kernel(self.device.queue, global_size, None, *(b.storage for b in buffers), *scalars)
+        over `global_size` work-items in work-groups the driver picks, or of the size the kernel
+        declares (`reqd_work_group_size`; the global size then rounded up to whole groups)."""
+        local = self.declared_group_size()
+        if local is not None:
+            local = local[:len(global_size)]
+            global_size = tuple(-(-g // l) * l for g, l in zip(global_size, local))
+        self.kernel(self.device.queue, global_size, local, *(b.storage for b in buffers), *scalars)
+
+    def declared_group_size(self) -> tuple[int, ...] | None:
+        """The work-group size the kernel's `reqd_work_group_size` attribute declares (None: none)."""
+        if not hasattr(self, "_declared"):
+            cl = self.device.cl
+            size = tuple(self.kernel.get_work_group_info(cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE,
+                                                         self.device.cl_device))
+            self._declared = size if any(size) else None
+        return self._declared
 
 
 # the C types of scalar kernel parameters (OpenCLRenderer) → the NumPy types a launch passes
@@ -159,6 +173,7 @@ class Capabilities:
     fp64: bool                   # double precision
     rounded_divide_sqrt: bool    # float32 division and sqrt can be asked to round correctly
     max_work_group_size: int
+    compute_units: int           # the device's compute units (a GPU's multiprocessors)
     local_mem_size: int          # bytes of work-group memory
     max_parameter_size: int      # bytes of kernel parameters (1024 at least)
     subgroups: bool              # cl_khr_subgroups or cl_intel_subgroups (not used yet)
@@ -170,7 +185,8 @@ class Capabilities:
         return Capabilities(
             cpu=bool(d.type & cl.device_type.CPU), fp64=d.double_fp_config != 0,
             rounded_divide_sqrt=bool(d.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT),
-            max_work_group_size=d.max_work_group_size, local_mem_size=d.local_mem_size,
+            max_work_group_size=d.max_work_group_size, compute_units=d.max_compute_units,
+            local_mem_size=d.local_mem_size,
             max_parameter_size=d.max_parameter_size,
             subgroups=any(e in extensions for e in ("cl_khr_subgroups", "cl_intel_subgroups")),
             pocl="Portable Computing Language" in d.platform.name)
