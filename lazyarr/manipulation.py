@@ -1,7 +1,7 @@
-"""Manipulation functions (array API section "Manipulation Functions"): every one is a
-composition of the movement ops (reshape, permute, expand, pad, shrink, flip), so none of them
-computes anything; rangeify later turns them into index arithmetic inside the kernels that read
-them."""
+"""Manipulation functions (array API section "Manipulation Functions"): compositions of the
+movement ops (reshape, permute, expand, pad, shrink, flip), which rangeify turns into index
+arithmetic inside the kernels that read them; joins and rolls (concat, stack, roll) also select
+between their padded pieces by position (a WHERE on a mask of positions), computed where read."""
 from __future__ import annotations
 
 import math
