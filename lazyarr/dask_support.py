@@ -10,10 +10,10 @@ What this module adds to dask (none of it imports dask at `import lazyarr`):
   function of its input chunks; `optimize` runs it and then wraps every task so that the tensors it
   returns are realized before the task ends: the task's whole expression becomes one schedule of
   fused kernels, run on the worker that owns the task (without it, tasks would only record graphs
-  and every value would be computed at the end, by whoever reads the result). lazyarr's recording
-  and realization are not thread-safe, so a task that touches tensors runs under one lock a process
-  (`TASK_LOCK`): on the threaded scheduler lazyarr tasks take turns, each kernel using every core
-  (OpenMP), while NumPy-only tasks never take the lock.
+  and every value would be computed at the end, by whoever reads the result). A task that touches
+  tensors runs under one lock a process (`TASK_LOCK`: its recording and its realization, which
+  alone takes `arrays.realization_lock`): on the threaded scheduler lazyarr tasks take turns,
+  each kernel using every core (OpenMP), while NumPy-only tasks never take the lock.
 - **Sizes for the scheduler.** `sizeof_tensor` (the bytes of the value, computed or not: a tensor
   is realized before it leaves its task or its worker) is registered with `dask.sizeof`, so that
   the distributed scheduler balances memory and spills by real sizes (dask's default would be
@@ -39,8 +39,9 @@ from typing import Any, Callable
 
 from lazyarr.arrays import Array, realize
 
-# lazyarr's graphs and realizations are shared by the threads of a process (the node table, the
-# schedule and kernel caches, the buffers' pool), and are not safe to use from two at once
+# lazyarr's realizations, read-backs and host copies take `arrays.realization_lock`; a task takes
+# this one for its recording too, so that tasks of several threads never interleave (recording
+# from several threads at once is not tested)
 TASK_LOCK = threading.RLock()
 
 # the bytes of a Python object holding the value: what `sys.getsizeof` gives for a tensor
