@@ -113,6 +113,26 @@ def test_a_chain_of_matmuls_is_scheduled_in_two_rounds(monkeypatch):
         assert_close(got, want.astype(np.float32), rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
+def test_large_reductions_joined_by_position_get_buffers_of_their_own():
+    """The pieces of a join (concatenate, stack) that compute large reductions are kernels of their
+    own; fused, the join selects between them by position, computing every piece everywhere."""
+    rng = np.random.default_rng(3)
+    a, b, c, d = (rng.standard_normal((160, 130)).astype(np.float32) for _ in range(4))
+    x, y, z, w = (xp.asarray(v) for v in (a, b, c, d))
+    joined = xp.concatenate([x @ y.T, z @ w.T])
+    count = kernels(joined)
+    assert count == 3
+    assert_close(joined, np.concatenate([a @ b.T, c @ d.T]), rtol=1e-4, atol=1e-4)
+    stacked = xp.stack([xp.sum(xp.exp(x), axis=0), xp.max(z, axis=0)], axis=1)
+    count = kernels(stacked)
+    assert count == 3
+    assert_close(stacked, np.stack([np.exp(a).sum(axis=0), c.max(axis=0)], axis=1), rtol=1e-5, atol=1e-4)
+    small = xp.stack([xp.sum(x[:10, :10]), xp.max(z[:10, :10])])   # (small reductions stay fused)
+    count = kernels(small)
+    assert count == 1
+    assert_close(small, np.array([a[:10, :10].sum(), c[:10, :10].max()]), rtol=1e-5, atol=1e-5)
+
+
 def test_contiguous_is_a_fusion_boundary():
     a = xp.ones((4, 4))
     # the contiguous value gets a buffer of its own: stored by the same kernel when its user reads it

@@ -67,8 +67,34 @@ def find_realize_points(roots: list[UOp], extra: set[UOp] = frozenset()) -> list
     points |= {s for u in order if u.op is Ops.CALL for i, s in enumerate(u.src)
                if not is_buffer_view(s) and (i in u.arg.writes or call_run(s) is None)}
     points |= recomputed_values(order, points)
+    points |= padded_reductions(order, points)
     points |= expensive_shared_values(order, points)
     return [u for u in order if u in points]
+
+
+def padded_reductions(order: list[UOp], points: set[UOp]) -> set[UOp]:
+    """Values computing a large reduction (over RECOMPUTE_LIMIT elements in all) that a PAD reads:
+    the pieces of a join (concatenate, stack, a row written into an array). Fused into the join's
+    kernel, each piece is selected by position (a WHERE, whose sides are both computed at every
+    position) and the kernel of several reductions loses the register tile:
+    `concatenate([A @ B, C @ D])` of 512² matrices ran 70x slower than with the products first.
+    Small reductions stay fused (a stack of a few sums: one kernel instead of several)."""
+    work: dict[UOp, int] = {}   # the elements its kernel's reductions read in all (0: none)
+    found: set[UOp] = set()
+    for u in order:
+        if is_buffer_view(u) or u in points:
+            work[u] = 0
+            continue
+        below = sum(work.get(s, 0) for s in set(u.src))
+        work[u] = u.src[0].size + below if u.op is Ops.REDUCE_AXIS else below
+        if u.op is Ops.PAD:
+            piece = u.src[0]
+            while piece.op in GroupOp.Movement and not is_buffer_view(piece):
+                piece = piece.src[0]
+            if work.get(piece, 0) > RECOMPUTE_LIMIT and piece not in points and not is_buffer_view(piece):
+                found.add(piece)
+                work[piece] = work[u] = 0
+    return found
 
 
 # How many index contexts a value may be evaluated in by its kernel before it gets a buffer. One
