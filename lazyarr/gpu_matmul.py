@@ -9,7 +9,7 @@ coalesced loads), then each work-item accumulates an R×R register tile (R = TIL
 explicit multiply-adds, reading 4-wide vectors. Its rows are ty*4 + i + 64*h and its columns
 tx*4 + j + 64*h: the vector reads of one step then fall in consecutive banks.
 
-Used for large float32/float64 products on devices that are not CPUs (`Device.long_loops` false)
+Used for large float32/float64 products (and smaller batches of them: see MIN_WORK) on devices that are not CPUs (`Device.long_loops` false)
 whose operands are 2-D or batched alike (or one of them 2-D); the operands are realized into
 contiguous buffers first (a transposed operand is copied once: O(n²) against the product's O(n³)),
 and what the product feeds runs as a kernel of its own (the epilogue is not fused). Sizes are
@@ -26,10 +26,14 @@ from lazyarr.compiler.uop import CallSpec, UOp
 from lazyarr.dtypes import DType
 from lazyarr.graph import call_results, reshape_uop
 
-BK = 16            # the step along the sum: the blocks of A and B in work-group memory are TILE × BK
+BK = 8             # the step along the sum: the blocks of A and B in work-group memory are TILE × BK
 GROUP = 16         # work-items along each side of a work-group (256 in all)
-MIN_SIDE = 128     # the smallest n and m a tiled product takes (at least 64: record_matmul's test)
-MIN_WORK = 1 << 24  # ... and the fewest multiply-adds (n·k·m summed over the batch)
+# Which products take it, measured on an H100 (float32, against the generated product): 256² and
+# 512² ran 1.4-2x slower tiled, 1024² alike, 2048² and 3000x1000x2500 2x faster; a batch of eight
+# 1024² 300x faster (the generated batched product ran at 0.1 TFLOP/s)
+MIN_SIDE = 128           # the smallest n and m a tiled product takes (at least 64: record_matmul's test)
+MIN_WORK = 1 << 30       # ... and the fewest multiply-adds (n·k·m) of a single product
+MIN_WORK_BATCHED = 1 << 22   # ... of a batch of products, in all
 
 
 def applies(device: Any, n: int, k: int, m: int, batches: tuple[int, int, int], dtype: DType) -> bool:
@@ -37,7 +41,7 @@ def applies(device: Any, n: int, k: int, m: int, batches: tuple[int, int, int], 
     `batches`: the product's batch count and each operand's (1 for a 2-D operand)."""
     total, ba, bb = batches
     return (not device.host_memory and not device.long_loops and dtype in (dtypes.float32, dtypes.float64)
-            and min(n, m) >= MIN_SIDE and k >= 1 and total * n * k * m >= MIN_WORK
+            and min(n, m) >= MIN_SIDE and k >= 1 and total * n * k * m >= (MIN_WORK if total == 1 else MIN_WORK_BATCHED)
             and ba in (1, total) and bb in (1, total))
 
 
@@ -83,7 +87,8 @@ def source(dtype: DType, tile: int) -> str:
     t = "float" if dtype is dtypes.float32 else "double"
     r = tile // GROUP                 # the register tile's side
     halves = r // 4                   # 4-wide vectors a side
-    a_chunks = tile * BK // 4 // (GROUP * GROUP)   # float4 chunks each work-item copies, per operand
+    chunks = tile * BK // 4               # 4-element chunks of each operand's block
+    a_chunks = -(-chunks // (GROUP * GROUP))   # ... that each work-item copies (the last ones may have none)
     fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if t == "double" else ""
     acc = "\n".join(f"  {t} c{i}_{j} = 0;" for i in range(r) for j in range(r))
     fma = "\n".join(f"      c{i}_{j} = fma(a[{i}], b[{j}], c{i}_{j});" for i in range(r) for j in range(r))
@@ -114,6 +119,7 @@ void lz_gemm_{dtype.name}_{tile}(__global {t}* restrict C, __global const {t}* r
     /* A's block: 4 consecutive elements along k per chunk (rows apart by k), stored transposed */
     for (int p = 0; p < {a_chunks}; p++) {{
       const int e = tid + p * {GROUP * GROUP}, row = e % {tile}, kq = (e / {tile}) * 4;
+      if (e >= {chunks}) break;
       const long gr = row0 + row, gk = k0 + kq;
       const bool in_rows = gr < n;
       __global const {t}* at = A + gr * k + gk;
@@ -130,6 +136,7 @@ void lz_gemm_{dtype.name}_{tile}(__global {t}* restrict C, __global const {t}* r
     /* B's block: 4 consecutive columns per chunk, rows of B along k */
     for (int p = 0; p < {a_chunks}; p++) {{
       const int e = tid + p * {GROUP * GROUP}, cq = e % {tile // 4}, kk = e / {tile // 4};
+      if (e >= {chunks}) break;
       const long gk = k0 + kk, gc = col0 + cq * 4;
       const bool in_k = gk < k;
       __global const {t}* at = B + gk * m + gc;

@@ -20,6 +20,7 @@ def tiled(monkeypatch):
     """The device takes the tiled product as a GPU does, for products of any size from 64 on."""
     monkeypatch.setattr(xp.asarray(1.0).device, "long_loops", False)
     monkeypatch.setattr(gpu_matmul, "MIN_WORK", 1)
+    monkeypatch.setattr(gpu_matmul, "MIN_WORK_BATCHED", 1)
     monkeypatch.setattr(gpu_matmul, "MIN_SIDE", 64)
 
 
@@ -98,10 +99,13 @@ def test_gradients_match_pytorch(tiled, sa, sb):
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_small_products_and_cpu_like_devices_keep_the_generated_product():
+def test_which_devices_and_sizes_take_it():
     a = rng.standard_normal((300, 300)).astype(np.float32)
-    y = xp.asarray(a) @ xp.asarray(a)   # PoCL is a CPU: long loops run well there
-    assert not any(n.startswith("lz_gemm") for n in kernels(y))
+    y = xp.asarray(a).reshape(1, 300, 300) @ xp.asarray(np.stack([a] * 2))   # (a batch: PoCL keeps the generated product; a GPU tiles)
+    assert any(n.startswith("lz_gemm") for n in kernels(y)) == (not xp.asarray(1.0).device.long_loops)
+    small = xp.asarray(a[:100]) @ xp.asarray(a[:, :100])   # (fewer than MIN_SIDE rows: generated anywhere)
+    assert not any(n.startswith("lz_gemm") for n in kernels(small))
+    np.testing.assert_allclose(y.numpy(), np.stack([a @ a] * 2), rtol=1e-4, atol=1e-3)
 
 
 def test_a_custom_kernel_declaring_its_group_size_launches_with_it():
