@@ -2,15 +2,17 @@
 
 The generated product (a broadcast multiply and a sum, `lazyarr.linear_algebra.matmul`) gives each
 work-item a register tile but reads both operands from global memory at every step of the sum; on
-an H100 it ran 4096² float32 at a fifth of cuBLAS's speed. Here a work-group of 16×16 work-items
+an H100 it ran 4096² float32 at a fifth of cuBLAS's speed (this kernel: about half, 24 TFLOP/s;
+batches of products 30-300x faster than the generated ones). Here a work-group of 16×16 work-items
 computes a TILE×TILE block of the product: at each step of BK along the sum it copies the A and B
 blocks it needs into work-group memory (each global element read once per work-group, in
 coalesced loads), then each work-item accumulates an R×R register tile (R = TILE / 16) from it with
 explicit multiply-adds, reading 4-wide vectors. Its rows are ty*4 + i + 64*h and its columns
 tx*4 + j + 64*h: the vector reads of one step then fall in consecutive banks.
 
-Used for large float32/float64 products (and smaller batches of them: see MIN_WORK) on devices that are not CPUs (`Device.long_loops` false)
-whose operands are 2-D or batched alike (or one of them 2-D); the operands are realized into
+Used for large float32/float64 products (and smaller batches of them: see MIN_WORK) on devices
+that are not CPUs (`Device.long_loops` false) whose operands are 2-D or batched alike (or one of
+them 2-D); the operands are realized into
 contiguous buffers first (a transposed operand is copied once: O(n²) against the product's O(n³)),
 and what the product feeds runs as a kernel of its own (the epilogue is not fused). Sizes are
 kernel arguments: one build per dtype and tile. TILE is 128, or 64 where 128 would leave the
@@ -40,8 +42,9 @@ def applies(device: Any, n: int, k: int, m: int, batches: tuple[int, int, int], 
     """Whether (batch of) (n, k) @ (k, m) in `dtype` runs as the tiled kernel on `device`.
     `batches`: the product's batch count and each operand's (1 for a 2-D operand)."""
     total, ba, bb = batches
+    least = MIN_WORK if total == 1 else MIN_WORK_BATCHED
     return (not device.host_memory and not device.long_loops and dtype in (dtypes.float32, dtypes.float64)
-            and min(n, m) >= MIN_SIDE and k >= 1 and total * n * k * m >= (MIN_WORK if total == 1 else MIN_WORK_BATCHED)
+            and min(n, m) >= MIN_SIDE and k >= 1 and total * n * k * m >= least
             and ba in (1, total) and bb in (1, total))
 
 
@@ -88,7 +91,7 @@ def source(dtype: DType, tile: int) -> str:
     r = tile // GROUP                 # the register tile's side
     halves = r // 4                   # 4-wide vectors a side
     chunks = tile * BK // 4               # 4-element chunks of each operand's block
-    a_chunks = -(-chunks // (GROUP * GROUP))   # ... that each work-item copies (the last ones may have none)
+    per_item = -(-chunks // (GROUP * GROUP))   # ... that each work-item copies (the last ones may have none)
     fp64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" if t == "double" else ""
     acc = "\n".join(f"  {t} c{i}_{j} = 0;" for i in range(r) for j in range(r))
     fma = "\n".join(f"      c{i}_{j} = fma(a[{i}], b[{j}], c{i}_{j});" for i in range(r) for j in range(r))
@@ -96,11 +99,13 @@ def source(dtype: DType, tile: int) -> str:
                       f"a[{4 * h + 3}] = v.w; }}\n"
                       f"      {{ {t}4 v = Bs[kk][tx + {16 * h}]; b[{4 * h}] = v.x; b[{4 * h + 1}] = v.y; b[{4 * h + 2}] = v.z; "
                       f"b[{4 * h + 3}] = v.w; }}" for h in range(halves))
+    def at(i: int) -> int:   # register i's row (column) within the block, less ty*4 (tx*4)
+        return 64 * (i // 4) + i % 4
     stores = "\n".join(
-        f"  if (row0 + {4 * (i // 4) * 16 + i % 4} + ty * 4 < n) {{\n" +
-        "\n".join(f"    if (col0 + {4 * (j // 4) * 16 + j % 4} + tx * 4 < m) "
-                  f"C[(row0 + {4 * (i // 4) * 16 + i % 4} + ty * 4) * m + col0 + {4 * (j // 4) * 16 + j % 4} + tx * 4] = c{i}_{j};"
-                  for j in range(r)) + "\n  }" for i in range(r))
+        f"  if (row0 + {at(i)} + ty * 4 < n) {{\n" +
+        "\n".join(f"    if (col0 + {at(j)} + tx * 4 < m) "
+                  f"C[(row0 + {at(i)} + ty * 4) * m + col0 + {at(j)} + tx * 4] = c{i}_{j};" for j in range(r)) +
+        "\n  }" for i in range(r))
     return f"""{fp64}// lazyarr's tiled matrix product: {tile}x{tile} blocks, {r}x{r} per work-item
 __kernel __attribute__((reqd_work_group_size({GROUP}, {GROUP}, 1)))
 void lz_gemm_{dtype.name}_{tile}(__global {t}* restrict C, __global const {t}* restrict A, __global const {t}* restrict B,
@@ -117,7 +122,7 @@ void lz_gemm_{dtype.name}_{tile}(__global {t}* restrict C, __global const {t}* r
   {t} a[{r}], b[{r}];
   for (long k0 = 0; k0 < k; k0 += {BK}) {{
     /* A's block: 4 consecutive elements along k per chunk (rows apart by k), stored transposed */
-    for (int p = 0; p < {a_chunks}; p++) {{
+    for (int p = 0; p < {per_item}; p++) {{
       const int e = tid + p * {GROUP * GROUP}, row = e % {tile}, kq = (e / {tile}) * 4;
       if (e >= {chunks}) break;
       const long gr = row0 + row, gk = k0 + kq;
@@ -134,7 +139,7 @@ void lz_gemm_{dtype.name}_{tile}(__global {t}* restrict C, __global const {t}* r
       a_elems[(kq + 3) * {tile} + row] = v.w;
     }}
     /* B's block: 4 consecutive columns per chunk, rows of B along k */
-    for (int p = 0; p < {a_chunks}; p++) {{
+    for (int p = 0; p < {per_item}; p++) {{
       const int e = tid + p * {GROUP * GROUP}, cq = e % {tile // 4}, kk = e / {tile // 4};
       if (e >= {chunks}) break;
       const long gk = k0 + kk, gc = col0 + cq * 4;
