@@ -38,22 +38,23 @@ MIN_WORK = 1 << 30       # ... and the fewest multiply-adds (n·k·m) of a singl
 MIN_WORK_BATCHED = 1 << 22   # ... of a batch of products, in all
 
 
-def applies(device: Any, n: int, k: int, m: int, batches: tuple[int, int, int], dtype: DType) -> bool:
-    """Whether (batch of) (n, k) @ (k, m) in `dtype` runs as the tiled kernel on `device`.
-    `batches`: the product's batch count and each operand's (1 for a 2-D operand)."""
-    total, ba, bb = batches
+def applies(device: Any, sa: tuple[int, ...], sb: tuple[int, ...], batch: tuple[int, ...], dtype: DType) -> bool:
+    """Whether the product of operands of shapes sa (..., n, k) and sb (..., k, m), of batch shape
+    `batch`, in `dtype`, runs as the tiled kernel on `device`."""
+    if device.host_memory or device.long_loops or dtype not in (dtypes.float32, dtypes.float64):
+        return False
+    (n, k), m = sa[-2:], sb[-1]
+    total, ba, bb = _batches(sa, sb, batch)
     least = MIN_WORK if total == 1 else MIN_WORK_BATCHED
-    return (not device.host_memory and not device.long_loops and dtype in (dtypes.float32, dtypes.float64)
-            and min(n, m) >= MIN_SIDE and k >= 1 and total * n * k * m >= least
-            and ba in (1, total) and bb in (1, total))
+    return min(n, m) >= MIN_SIDE and k >= 1 and total * n * k * m >= least and ba in (1, total) and bb in (1, total)
 
 
-def product(a: UOp, b: UOp, n: int, k: int, m: int, batch: tuple[int, ...], batches: tuple[int, int, int],
-            dtype: DType, device: Any) -> UOp:
-    """The product of a ((batch,) n, k) and b ((batch,) k, m), both of `dtype` (each with the
-    product's batch or none: `batches`, as `applies` takes them), as a node of shape batch + (n, m)."""
-    total, ba, bb = batches
-    tile = 128 if math.ceil(n / 128) * math.ceil(m / 128) * total >= _compute_units(device) else 64
+def product(a: UOp, b: UOp, batch: tuple[int, ...], dtype: DType, device: Any) -> UOp:
+    """The product of a (..., n, k) and b (..., k, m), both of `dtype`, for which `applies`, as a
+    node of shape batch + (n, m)."""
+    (n, k), m = a.shape[-2:], b.shape[-1]
+    total, ba, bb = _batches(a.shape, b.shape, batch)
+    tile = 128 if math.ceil(n / 128) * math.ceil(m / 128) * total >= device.capabilities.compute_units else 64
     spec = CallSpec(f"lz_gemm_{dtype.name}_{tile}", source(dtype, tile), None, ((a.shape, dtype), (b.shape, dtype)),
                     ((batch + (n, m), dtype),), (), (n, m, k, 0 if ba == 1 else n * k, 0 if bb == 1 else k * m),
                     (math.ceil(m / tile) * GROUP, math.ceil(n / tile) * GROUP, total), device, grad=_adjoints)
@@ -61,9 +62,9 @@ def product(a: UOp, b: UOp, n: int, k: int, m: int, batch: tuple[int, ...], batc
     return result
 
 
-def _compute_units(device: Any) -> int:
-    caps = getattr(device, "capabilities", None)
-    return getattr(caps, "compute_units", 1) or 1
+def _batches(sa: tuple[int, ...], sb: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, int, int]:
+    """The product's count of matrices and each operand's (1 for a 2-D operand: its stride is 0)."""
+    return math.prod(batch), math.prod(sa[:-2]), math.prod(sb[:-2])
 
 
 def _adjoints(call: UOp, i: int, g: UOp) -> list[UOp | None]:
@@ -99,6 +100,14 @@ def source(dtype: DType, tile: int) -> str:
                       f"a[{4 * h + 3}] = v.w; }}\n"
                       f"      {{ {t}4 v = Bs[kk][tx + {16 * h}]; b[{4 * h}] = v.x; b[{4 * h + 1}] = v.y; b[{4 * h + 2}] = v.z; "
                       f"b[{4 * h + 3}] = v.w; }}" for h in range(halves))
+
+    def four(start: str, flag: str, test: str, first: str, end: str) -> str:
+        """`v`: the 4 elements from address `start` on, where `test` (named `flag`) holds and index
+        `first` + i is under `end`, else 0 (a block's edge)."""
+        lanes = "".join(f"\n      v.{c} = {flag} && {first}{f' + {i}' if i else ''} < {end} ? at[{i}] : 0;"
+                        for i, c in enumerate("xyzw"))
+        return f"      const bool {flag} = {test};\n      __global const {t}* at = {start};\n      {t}4 v;{lanes}"
+
     def at(i: int) -> int:   # register i's row (column) within the block, less ty*4 (tx*4)
         return 64 * (i // 4) + i % 4
     stores = "\n".join(
@@ -126,13 +135,7 @@ void lz_gemm_{dtype.name}_{tile}(__global {t}* restrict C, __global const {t}* r
       const int e = tid + p * {GROUP * GROUP}, row = e % {tile}, kq = (e / {tile}) * 4;
       if (e >= {chunks}) break;
       const long gr = row0 + row, gk = k0 + kq;
-      const bool in_rows = gr < n;
-      __global const {t}* at = A + gr * k + gk;
-      {t}4 v;
-      v.x = in_rows && gk < k ? at[0] : 0;
-      v.y = in_rows && gk + 1 < k ? at[1] : 0;
-      v.z = in_rows && gk + 2 < k ? at[2] : 0;
-      v.w = in_rows && gk + 3 < k ? at[3] : 0;
+{four("A + gr * k + gk", "in_rows", "gr < n", "gk", "k")}
       a_elems[(kq + 0) * {tile} + row] = v.x;
       a_elems[(kq + 1) * {tile} + row] = v.y;
       a_elems[(kq + 2) * {tile} + row] = v.z;
@@ -143,13 +146,7 @@ void lz_gemm_{dtype.name}_{tile}(__global {t}* restrict C, __global const {t}* r
       const int e = tid + p * {GROUP * GROUP}, cq = e % {tile // 4}, kk = e / {tile // 4};
       if (e >= {chunks}) break;
       const long gk = k0 + kk, gc = col0 + cq * 4;
-      const bool in_k = gk < k;
-      __global const {t}* at = B + gk * m + gc;
-      {t}4 v;
-      v.x = in_k && gc < m ? at[0] : 0;
-      v.y = in_k && gc + 1 < m ? at[1] : 0;
-      v.z = in_k && gc + 2 < m ? at[2] : 0;
-      v.w = in_k && gc + 3 < m ? at[3] : 0;
+{four("B + gk * m + gc", "in_k", "gk < k", "gc", "m")}
       Bs[kk][cq] = v;
     }}
     barrier(CLK_LOCAL_MEM_FENCE);

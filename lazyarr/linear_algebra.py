@@ -59,10 +59,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     batch = () if len(ta) == len(tb) == 2 else broadcast_shapes(ta[:-2], tb[:-2])
     if len(sa) == len(sb) == 2 and a.device.host_memory and _packs(n, k, m, d):
         return wrap(_packed_product(cast_uop(a._uop, d), cast_uop(b._uop, d), n, k, m, d), a.device)
-    batches = (math.prod(batch), math.prod(ta[:-2]), math.prod(tb[:-2]))
-    if gpu_matmul.applies(a.device, n, k, m, batches, d):
-        return wrap(gpu_matmul.product(cast_uop(a._uop, d), cast_uop(b._uop, d), n, k, m, batch, batches, d, a.device),
-                    a.device)
+    if gpu_matmul.applies(a.device, ta, tb, batch, d):
+        return wrap(gpu_matmul.product(cast_uop(a._uop, d), cast_uop(b._uop, d), batch, d, a.device), a.device)
     full = batch + (n, k, m)
     # (a vector goes straight to its 3-d shape, and the sum straight to the result's: one reshape,
     # not two, of values no array holds; a loop of matrix-vector products records ~25% fewer nodes)
