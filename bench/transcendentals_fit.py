@@ -80,6 +80,7 @@ if __name__ == "__main__":
     fit32("SINF_S", lambda z: (mp.sin(sq(z)) - sq(z)) / sq(z) ** 3 if z else -mp.mpf(1) / 6, 0, z_trig, 3, lambda z: z)
     fit32("COSF_C", lambda z: (mp.cos(sq(z)) - 1 + z / 2) / z ** 2 if z else mp.mpf(1) / 24, 0, z_trig, 3,
           lambda z: z * z)
+    fit32("TANF_T", lambda z: (mp.tan(sq(z)) - sq(z)) / sq(z) ** 3 if z else mp.mpf(1) / 3, 0, z_trig, 6, lambda z: z)
     fit32("TANHF_T", lambda z: (mp.tanh(sq(z)) - sq(z)) / sq(z) ** 3 if z else -mp.mpf(1) / 3, 0, mp.mpf(0.56) ** 2,
           5, lambda z: z)
     print(f"LOG2E_F = {float(np.float32(float(1 / mp.log(2))))!r}")

@@ -55,3 +55,21 @@ def test_loop_invariant_work_is_hoisted_out_of_the_inner_loop():
     doubled = next(u for u in program if u.op is Ops.MUL and a in u.src)
     assert run_count(doubled) == 4 and run_count(b) == 32
     assert pos[a] < pos[inner] and pos[doubled] < pos[inner] < pos[b]
+
+
+def test_an_escape_call_comes_right_after_its_argument():
+    """An escape (a call in C, around which every vector register is the caller's to save) is
+    placed as soon as its argument is loaded, before the approximation's arithmetic, not where its
+    value is used (the store's select): tan of 4M float32 ran 25% slower with the call last."""
+    from lazyarr.compiler.transcendentals import escape
+    g_out, g_x = (UOp(Ops.DEFINE_GLOBAL, dtypes.ptr(f32), (), k) for k in range(2))
+    i = UOp(Ops.RANGE, idx, (UOp.const(idx, 64),), 0)
+    x = UOp(Ops.LOAD, f32, (UOp(Ops.INDEX, g_x.dtype, (g_x, i, TRUE)),))
+    approx = ((x * 3.0 + 1.0) * x + 2.0) * x
+    value = UOp(Ops.WHERE, f32, (x.lt(UOp.const(f32, 100.0)), approx, escape(x, Ops.TAN, 100.0)))
+    st = UOp(Ops.STORE, dtypes.void, (UOp(Ops.INDEX, g_out.dtype, (g_out, i, TRUE)), value))
+    program = linearize(add_control_flow(final_rewrite(UOp(Ops.SINK, dtypes.void, (UOp(Ops.END, dtypes.void, (st, i)),)))))
+    load = next(k for k, u in enumerate(program) if u.op is Ops.LOAD)
+    call = next(k for k, u in enumerate(program) if u.op is Ops.TAN)
+    assert call == load + 1
+    assert all(u.op not in (Ops.MUL, Ops.ADD) for u in program[:call])

@@ -5,8 +5,9 @@ A priority-aware topological sort. Among the nodes whose sources are all placed,
 one with the smallest key (run_count, priority, position): run_count is how often the node runs,
 the product of the sizes of the ranges it is inside of (loop-invariant work is hoisted out of
 inner loops); priority breaks ties: DEFINE_GLOBAL −20, DEFINE_VAR −19, DEFINE_LOCAL −18,
-DEFINE_ACC and DEFINE_REG −17 (registers), CONST −10, END −5, LOAD −1, STORE +1, RANGE +5, others 0; position
-(the node's place in a plain topological order) keeps the result deterministic.
+DEFINE_ACC and DEFINE_REG −17 (registers), CONST −10, END −5, LOAD and escape calls −1, STORE +1,
+RANGE +5, others 0; position (the node's place in a plain topological order) keeps the result
+deterministic.
 
 The result respects every edge of the graph: a node comes after all of its sources, so
 definitions come first, loads come before their uses, a RANGE opens before the nodes inside it
@@ -19,10 +20,13 @@ from __future__ import annotations
 import heapq
 import math
 
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, is_escape
 
 PRIORITY = {Ops.DEFINE_GLOBAL: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_LOCAL: -18, Ops.DEFINE_ACC: -17, Ops.DEFINE_REG: -17, Ops.CONST: -10,
             Ops.END: -5, Ops.LOAD: -1, Ops.STORE: 1, Ops.RANGE: 5}
+# an escape (a call once a vector in C: `transcendentals.escape`) comes as early as a load, while
+# few values are alive: every vector register is the caller's to save around a call
+ESCAPE_PRIORITY = -1
 
 
 def run_count(u: UOp) -> int:
@@ -40,7 +44,7 @@ def linearize(sink: UOp) -> list[UOp]:
             users[s].append(u)
 
     def key(u: UOp) -> tuple[int, int, int]:
-        return (run_count(u), PRIORITY.get(u.op, 0), position[u])
+        return (run_count(u), ESCAPE_PRIORITY if is_escape(u) else PRIORITY.get(u.op, 0), position[u])
 
     ready = [(key(u), u) for u in order if waiting[u] == 0]
     heapq.heapify(ready)

@@ -20,7 +20,7 @@ from lazyarr.compiler.patterns import PatternMatcher
 from lazyarr.compiler.linearize import run_count
 from lazyarr.compiler.pre_matcher import c_pre_matcher
 from lazyarr.compiler.renderer import Renderer, ordered_loops
-from lazyarr.compiler.uop import (GroupOp, Ops, UOp, is_scalar_var, is_size_var, op_cost, scalar_var_index,
+from lazyarr.compiler.uop import (GroupOp, Ops, UOp, is_escape, is_scalar_var, is_size_var, op_cost, scalar_var_index,
                                   size_var_index)
 from lazyarr.dtypes import DType
 
@@ -294,7 +294,7 @@ class CRenderer(Renderer):
             return self.bitcast(sd, d, a[0])
         if sd.is_float and op in MATH_FUNCTIONS:
             fn = MATH_FUNCTIONS[op] + ("f" if sd is dtypes.float32 else "")
-            if isinstance(u.arg, tuple) and u.arg[0] == "escape":
+            if is_escape(u):
                 return self.escape_call(fn, d, u.arg[1], a[0])
             return f"{fn}({', '.join(a)})"
         if op in (Ops.MAX, Ops.MIN):
@@ -623,7 +623,7 @@ class CRenderer(Renderer):
                 # ternary is a conditional load, which gcc 12 -O3 -march=native miscompiles; and
                 # a long chain is cut into statements (clang, OpenCL's compiler, nests at most 256
                 # brackets)
-                if op is not Ops.LOAD and len(us) == 1 and us[0].src.count(u) == 1 and \
+                if op is not Ops.LOAD and not is_escape(u) and len(us) == 1 and us[0].src.count(u) == 1 and \
                         us[0].ranges == u.ranges and us[0].op is not Ops.RANGE and nested <= MAX_NESTING:
                     names[u], nesting[u] = expr, nested
                 else:

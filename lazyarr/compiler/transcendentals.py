@@ -23,14 +23,16 @@ RINT, casts and bit casts, which every target has and which vectorise. The desig
   summed exactly until its last rounding; log2: the logarithm split into a 12-bit head whose
   product with log2(e)'s head is exact, or with FMA a division-free polynomial of log2(1 + f)/f;
   log1p: 1 + x as an exact float32 pair; sin, cos, tan: the reduced argument, sin and cos as
-  float32 pairs, tan as their pair quotient; where FMA fuses and escapes: tan in float64, rounded
-  once, and sin and cos in float32 alone, Cody–Waite by three FMAs and one polynomial, each step
-  rounded once: 1.1 ulp at most). Two parts stay in float64, where float32 cannot be exact cheaply: the reduction of sin, cos and tan (every x
-  whatever its size, branch-free: x's 24-bit significand times five 29-bit chunks of 2/π, each
-  product exact in float64, the window chosen by x's exponent among two, summed modulo 4 as
-  int64 in units of 2^-60 of a quarter turn: the float32 closest to a multiple of π/2 needs far
-  less), and pow's log2|x| and 2^(y·log2|x|) (y·log2|x| up to ±150 needs 2^-32 of log2's
-  precision), each rounded once to float32;
+  float32 pairs, tan as their pair quotient; where FMA fuses and escapes: sin, cos and tan in
+  float32 alone, Cody–Waite by FMAs and one polynomial, each step rounded once: 1.1 ulp at most
+  for sin and cos; tan's reduced argument a float32 pair and its odd quadrants' quotient refined
+  by a Newton step: 1.3 ulp). Two parts stay in float64, where float32 cannot be exact cheaply:
+  the reduction of sin, cos and tan without escapes (every x whatever its size, branch-free: x's
+  24-bit significand times five 29-bit chunks of 2/π, each product exact in float64, the window
+  chosen by x's exponent among two, summed modulo 4 as int64 in units of 2^-60 of a quarter
+  turn: the float32 closest to a multiple of π/2 needs far less), and pow's log2|x| and
+  2^(y·log2|x|) (y·log2|x| up to ±150 needs 2^-32 of log2's precision), each rounded once to
+  float32;
 - on a target with escapes (C on x86-64: `escape`, rendered as a libm call that gcc makes once
   a vector and that calls libm only for the lanes that need it), sin, cos and tan reduce only
   arguments below 2^20 (float32: Cody–Waite in float64, `trigf_escaping`; sin and cos with FMA
@@ -45,7 +47,7 @@ Measured against NumPy (bench/transcendentals_accuracy.py; tests/test_decomposit
 checks the same over millions of points): float64 within 1 ulp of NumPy for every function;
 float32 within 1 ulp of NumPy's float64 result rounded to float32 (the correctly rounded result),
 over all 2^32 float32 inputs for the unary functions (bench/transcendentals_exhaustive.py; 0.1 to
-0.4% of inputs are 1 ulp off; with escapes, tan 1.6%, and with FMA too, sin 1.6% and cos 1.7%),
+0.4% of inputs are 1 ulp off; with escapes and FMA, sin 1.6%, cos 1.7% and tan 2.0%),
 and so never further from NumPy's own float32 functions than those are from it plus one ulp (they
 are up to 2 ulp off for exp, exp2, log2, 3 for log, 4 for tan: NumPy's SIMD float32 code).
 Payne–Hanek sums its terms in double-double, which leaves about 2^-100 of absolute error in the
@@ -62,7 +64,7 @@ from lazyarr.compiler.transcendentals_coefficients import (
     EXP_Q, LOG_T, SIN_S, COS_C, LN2_CW_HI, LN2_CW_LO, LN2_HI, LN2_LO, LOG2E_HI, LOG2E_LO, TWO_THIRDS_HI,
     TWO_THIRDS_LO, PIO2_HI, PIO2_LO, PIO2_CW, TWO_OVER_PI_24, EXPF_P, EXP2F_Q, LOGF_R, SINF_S, COSF_C, TANHF_T,
     LOG2E_F, LN2F_HI, LN2F_LO, IVLN2F_HI, IVLN2F_LO, TWO_OVER_PI_29, SQRT_HALF_BITS, PIO2F, TWO_OVER_PI_F, LOG2F_P,
-    LOG2EF_LO)
+    LOG2EF_LO, TANF_T)
 
 F64, I64, F32, I32 = dtypes.float64, dtypes.int64, dtypes.float32, dtypes.int32
 # sin, cos and tan on a target with escapes leave arguments of this magnitude or more to it
@@ -469,7 +471,7 @@ def escape(x: UOp, op: Ops, at: float | None = None) -> UOp:
     ESCAPE_AT[dtype] or more, inf and nan, which the approximation leaves to it. The renderer
     calls it only for vector lanes that hold such an x (a branch on the whole vector), so the
     approximation's cheap reduction serves every other element."""
-    return UOp(op, x.dtype, (x,), ("escape", ESCAPE_AT[x.dtype] if at is None else at))
+    return UOp(op, x.dtype, (x,), ("escape", ESCAPE_AT[x.dtype] if at is None else at))   # (uop.is_escape)
 
 
 # ---- sqrt -----------------------------------------------------------------------------------------
@@ -671,7 +673,7 @@ def trigf_escaping(x: UOp, op: Ops) -> UOp:
     in three 30-bit parts: x − k·part0 is exact, k·part exact for |k| < 2^23, and what is left of
     π/2 adds 2^-71), every other x (inf and nan too) the target's own function (`escape`). A
     third of reduce_pio2_f32's work, which serves every x whatever its size."""
-    if fused.get() and op is not Ops.TAN:   # (tan: a quotient of two such values is ~2.5 ulp off)
+    if fused.get():
         return _trigf_fused(x, op)
     small = fabs(x).lt(g(ESCAPE_AT[F32]))
     xd = select(small, x, g(0.0)).cast(F64)
@@ -708,14 +710,34 @@ def _trigf_fused(x: UOp, op: Ops) -> UOp:
     small = fabs(x).lt(g(ESCAPE_F32_FUSED))
     xs = select(small, x, g(0.0))
     k = rint(xs * TWO_OVER_PI_F)
-    y = mad(k, g(-PIO2F[2]), mad(k, g(-PIO2F[1]), mad(k, g(-PIO2F[0]), xs)))
-    z = y * y
     q = k.cast(I32) + (1 if op is Ops.COS else 0)
-    v = select((q & 1).eq(j(1)), mad(z, mad(z, horner(z, COSF_C), -0.5), 1.0), mad(y * z, horner(z, SINF_S), y))
-    out = from_bits32(bits32(v).alu(Ops.XOR, shl(q & 2, 30)))   # quadrants 2 and 3: −v
-    if op is Ops.SIN:
+    if op is Ops.TAN:
+        out = _tanf_fused(mad(k, g(-PIO2F[0]), xs), k, (q & 1).eq(j(1)))
+    else:
+        y = mad(k, g(-PIO2F[2]), mad(k, g(-PIO2F[1]), mad(k, g(-PIO2F[0]), xs)))
+        z = y * y
+        v = select((q & 1).eq(j(1)), mad(z, mad(z, horner(z, COSF_C), -0.5), 1.0), mad(y * z, horner(z, SINF_S), y))
+        out = from_bits32(bits32(v).alu(Ops.XOR, shl(q & 2, 30)))   # quadrants 2 and 3: −v
+    if op is not Ops.COS:
         out = select(fabs(x).lt(g(2.0 ** -12)), x, out)
     return select(small, out, escape(x, op, ESCAPE_F32_FUSED))
+
+
+def _tanf_fused(y0: UOp, k: UOp, odd: UOp) -> UOp:
+    """tan of x = k·π/2 + y in float32 with FMA, from y0 = x − k·part0 (exact). tan's slope at
+    π/4 is twice its value there, so y rounded twice (sin's reduction) would cost 1.6 ulp: y is
+    a float32 pair instead, y0 − k·part1 summed exactly (k·part1 split by one FMA), the rest in
+    its low part. tan(y) = y + y³·T(y²), its low part added to first order, as a pair; in odd
+    quadrants −1/tan(y), one quotient refined by a Newton step on the pair. 1.3 ulp from the
+    exact value at most (bench/transcendentals_exhaustive.py: every float32 within 1 ulp of the
+    correctly rounded result)."""
+    ph, pl = two_prod(k, g(PIO2F[1]))
+    yh, err = two_sum(y0, -ph)
+    yl = (err - pl) - k * PIO2F[2]
+    z = yh * yh
+    th, tl = fast_two_sum(yh, mad(yh * z, horner(z, TANF_T), mad(yl, z, yl)))   # |tan(y) − y| < |y|
+    q = fdiv(g(-1.0), th)
+    return select(odd, mad(q, mad(q, tl, mad(q, th, 1.0)), q), th)
 
 
 def _trigf_reduced(x: UOp, op: Ops, yh: UOp, yl: UOp, q: UOp) -> UOp:

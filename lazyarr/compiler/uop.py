@@ -392,6 +392,12 @@ def is_size_var(u: UOp) -> bool:
     return u.op is Ops.DEFINE_VAR and u.arg[0][0] == "n"
 
 
+def is_escape(u: UOp) -> bool:
+    """Whether u calls the target's own math function for the arguments an approximation leaves
+    to it (`transcendentals.escape`: its arg is ("escape", magnitude))."""
+    return type(u.arg) is tuple and u.arg[:1] == ("escape",)
+
+
 def is_scalar_var(u: UOp) -> bool:
     """Whether u is a kernel's scalar argument (DEFINE_VAR "s0", "s1", ...: a Python scalar's value,
     passed at launch; see rangeify), or at tensor level a schedule's scalar (DEFINE_VAR ("scalar", k):
