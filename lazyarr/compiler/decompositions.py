@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lazyarr import dtypes, settings
-from lazyarr.compiler import transcendentals
+from lazyarr.compiler import transcendentals as t64, transcendentals32 as t32
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
 from lazyarr.compiler.symbolic import BOOL, INTS, SIGNED, fits, symbolic_simple
 from lazyarr.compiler.uop import Ops, UOp
@@ -243,10 +243,41 @@ pm_decompositions = PatternMatcher([
 ])
 
 
+F32_UNARY = {Ops.EXP: t32.expf, Ops.EXP2: t32.exp2f, Ops.EXPM1: t32.expm1f, Ops.LOG: t32.logf, Ops.LOG2: t32.log2f,
+             Ops.LOG1P: t32.log1pf, Ops.TANH: t32.tanhf, Ops.SQRT: t32.sqrtf}
+F64_UNARY = {Ops.EXP: t64.exp64, Ops.EXP2: t64.exp2_64, Ops.EXPM1: t64.expm1_64, Ops.LOG: t64.log64, Ops.LOG2: t64.log2_64,
+             Ops.LOG1P: t64.log1p64, Ops.TANH: t64.tanh64, Ops.SQRT: t64.sqrt64}
+
+
 def _transcendental(ctx, u: UOp) -> UOp | None:
     if ctx.native(u.op, u.dtype.scalar) or u.dtype.scalar not in (dtypes.float32, dtypes.float64):
         return None
-    return transcendentals.decompose(u, ctx.escapes, ctx.fused)
+    return approximation(u, ctx.escapes, ctx.fused)
+
+
+def approximation(u: UOp, escapes: bool = False, fuses: bool = False) -> UOp | None:
+    """The arithmetic graph computing `u` (a float32 or float64 transcendental op: the
+    approximations of `transcendentals` and `transcendentals32`), or None. `escapes`: the target
+    takes escape nodes (sin, cos and tan then reduce cheaply, leaving large arguments to it);
+    `fuses`: it has exact fused multiply-adds (`transcendentals.fused`)."""
+    d = u.dtype
+    if d.count != 1 or d not in (dtypes.float32, dtypes.float64) or u.arg is not None:
+        return None
+    token = t64.fused.set(fuses)
+    try:
+        if d is dtypes.float32:
+            if u.op in F32_UNARY:
+                return F32_UNARY[u.op](u.src[0])
+            if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
+                return t32.trigf_escaping(u.src[0], u.op) if escapes else t32.trigf(u.src[0], u.op)
+            return t32.powf(u.src[0], u.src[1]) if u.op is Ops.POW else None
+        if u.op in F64_UNARY:
+            return F64_UNARY[u.op](u.src[0])
+        if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
+            return t64.trig64(u.src[0], u.op, escapes)
+        return t64.pow64(u.src[0], u.src[1]) if u.op is Ops.POW else None
+    finally:
+        t64.fused.reset(token)
 
 
 pm_transcendentals = PatternMatcher([
