@@ -5,7 +5,7 @@ import pytest
 
 import lazyarr as xp
 from lazyarr import settings
-from lazyarr.compiler.prepare import broadcast_along, prepare, split_reduceop
+from lazyarr.compiler.prepare import STRIDED_SPLIT_BYTES, broadcast_along, prepare, split_reduceop, split_strided
 from lazyarr.compiler.uop import Ops
 from tests.helpers import assert_close
 
@@ -189,6 +189,41 @@ def test_split_reduceop_picks_the_largest_divisor_and_skips_broadcast_axes():
     stretched = xp.broadcast_to(xp.ones((1, 1)), (1 << 20, 1))
     red = next(u for u in xp.sum(stretched, axis=0).uop.toposort() if u.op is Ops.REDUCE_AXIS)
     assert broadcast_along(red.src[0], 0) and split_reduceop(red) is None
+
+
+def test_a_column_reduction_of_long_rows_is_split_into_groups_of_rows_that_fit_in_l2():
+    """sum(x, axis=0) of a large matrix: groups of consecutive rows (as many as fit in half an L2
+    cache) summed first, then the groups; not for short rows (a strip of columns is then the whole
+    row), small arrays, several reduced axes or an axis read by broadcasting."""
+    red = next(u for u in xp.sum(xp.empty((4096, 4096)), axis=0).uop.toposort() if u.op is Ops.REDUCE_AXIS)
+    first = next(u for u in split_strided(red).toposort() if u.op is Ops.CONTIGUOUS).src[0]
+    assert first.src[0].shape == (256, 16, 4096) and first.arg[1] == (1,)   # 16 rows of 32 KB float64
+    for x, axes in ((xp.empty((1 << 16, 64)), (0,)), (xp.empty((64, 1024)), (0,)), (xp.empty((512, 32, 64)), (0, 1)),
+                    (xp.broadcast_to(xp.empty((1, 4096)), (4096, 4096)), (0,))):
+        red = next(u for u in xp.sum(x, axis=axes).uop.toposort() if u.op is Ops.REDUCE_AXIS)
+        assert split_strided(red) is None
+    assert 64 * 1024 * 8 < STRIDED_SPLIT_BYTES
+
+
+@pytest.mark.parametrize("shape,dtype", [((4096, 1024), np.float32), ((1031, 2048), np.float64), ((3000, 3, 700), np.float32),
+                                         ((2048, 1024), np.int32)])
+def test_split_column_reductions_against_numpy(shape, dtype):
+    """The split reductions (on a CPU) of arrays made every way: a buffer, an expression, a
+    transposed view; sums as accurate as before the split (the groups are short, the
+    partials few: float32 within 4e-7 of the float64 sum, NumPy's own column sum ~2e-6)."""
+    rng = np.random.default_rng(0)
+    h = (rng.standard_normal(shape) * 10).astype(dtype)
+    x = xp.asarray(h)
+    cases = [(xp.sum(x, axis=0), h.astype(np.float64).sum(0)), (xp.max(x, axis=0), h.max(0)),
+             (xp.mean(x * 2 + 1, axis=0), (h.astype(np.float64) * 2 + 1).mean(0)),
+             (xp.min(xp.sin(x), axis=0), np.sin(h.astype(np.float64)).min(0))]
+    if len(shape) == 2:
+        t = xp.asarray(np.ascontiguousarray(h.T)).T   # a transposed view: its rows are the columns in memory
+        cases.append((xp.sum(t, axis=0), h.astype(np.float64).sum(0)))
+    for got, want in cases:
+        got = np.asarray(got)
+        scale = max(np.abs(want).max(), 1.0)
+        assert np.abs(got - want).max() <= (4e-7 if got.dtype == np.float32 else 1e-13) * scale
 
 
 @pytest.mark.parametrize("n", [1 << 16, 3 * 5 * 7 * 11 * 13 * 17])
