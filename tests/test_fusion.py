@@ -113,6 +113,34 @@ def test_a_chain_of_matmuls_is_scheduled_in_two_rounds(monkeypatch):
         assert_close(got, want.astype(np.float32), rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
+def test_a_reshaped_view_of_a_held_value_is_a_view_of_its_buffer():
+    """A view keeps the array it views alive (NumPy's `.base`), so `sum(x, axis=1)[:, None]` or
+    `(A @ B).reshape(...)` stores the viewed value too (held values); the view is then that
+    buffer reshaped, not a second kernel copying it (dask's matmul chunks are `matmul(a, b)[...,
+    None, :]`: 20% of each chunk's time). Writes through the view and into its base still behave
+    as NumPy's."""
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((48, 40)).astype(np.float32), rng.standard_normal((40, 24)).astype(np.float32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    for make, want in ((lambda: (x @ y)[..., None, :], (a @ b)[..., None, :]),
+                       (lambda: xp.sum(x, axis=1)[:, None], a.sum(axis=1)[:, None]),
+                       (lambda: xp.reshape(xp.max(x, axis=0), (5, 8)), a.max(axis=0).reshape(5, 8))):
+        t = make()
+        count = kernels(t)
+        assert count == 1
+        assert_close(t, want, rtol=1e-5, atol=1e-5)
+    for mod in (np, xp):   # writes through the view and into its base, after it was realized
+        s = mod.sum(mod.asarray(a), axis=1)
+        v = s[:, None]
+        np.asarray(v)
+        s += 1
+        v[3, 0] = -7.0
+        if mod is np:
+            want_s, want_v = s.copy(), v.copy()
+    assert_close(s, want_s, rtol=1e-5, atol=1e-5)
+    assert_close(v, want_v, rtol=1e-5, atol=1e-5)
+
+
 def test_large_reductions_joined_by_position_get_buffers_of_their_own():
     """The pieces of a join (concatenate, stack) that compute large reductions are kernels of their
     own; fused, the join selects between them by position, computing every piece everywhere."""

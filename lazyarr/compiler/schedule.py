@@ -5,12 +5,13 @@ Given the tensor graphs to realize, in order:
    maps computed nodes to their buffers, weakly: an entry lives as long as the node does), and the graph is
    brought to prepared form (`prepare`: markers dropped, empty values folded, large reductions
    split);
-2. realize points are chosen: each output that is not already a contiguous view of a buffer;
-   each CONTIGUOUS and COPY. Everything else is fused into the kernel of the realize point that
-   uses it: chains of elementwise and movement ops, and reductions with the work that feeds them
-   and the work they feed, including a reduction whose result is broadcast back along the axes
-   it reduced (a row's max used by every element of the row: it runs once per row, in its own
-   loop inside the row's loop);
+2. realize points are chosen: each output that is not already a contiguous view of a buffer or
+   another output reshaped (then a view of that one's buffer); each CONTIGUOUS and COPY.
+   Everything else is fused into the kernel of the realize point that uses it: chains of
+   elementwise and movement ops, and reductions with the work that feeds them and the work they
+   feed, including a reduction whose result is broadcast back along the axes it reduced (a row's
+   max used by every element of the row: it runs once per row, in its own loop inside the row's
+   loop);
 3. rangeify reports any reduction that a kernel would evaluate more often than it has outputs
    (broadcast along an outer axis); those get buffers of their own and the kernels are rebuilt;
 4. each realize point becomes one kernel that stores its value into a new buffer, reading the
@@ -449,7 +450,12 @@ def cache_composed(walked: Walked, outputs: list[tuple[UOp, Device]], views: dic
 
 
 def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Schedule:
-    """prepare, then the rounds of fusion and rangeify (`_Rounds`), then each output's view."""
+    """prepare, then the rounds of fusion and rangeify (`_Rounds`), then each output's view. An
+    output that is another output reshaped is a view of that one's buffer (`reshaped_outputs`)."""
+    aliases = reshaped_outputs(roots)
+    if aliases:
+        computed = [i for i in range(len(roots)) if i not in aliases]
+        roots, outputs, given = [roots[i] for i in computed], [outputs[i] for i in computed], outputs
     dtypes_out = [r.dtype for r in roots]
     roots = prepare(roots)
     rounds = _Rounds(roots, outputs, dtypes_out)
@@ -458,7 +464,26 @@ def _build_schedule(roots: list[UOp], outputs: list[tuple[UOp, Device]]) -> Sche
     for (orig, _), r, d in zip(outputs, roots, dtypes_out):
         v = views.get(r, r)
         out_views[orig] = buffer_view(view_buffer(v).parent, orig.shape) if d.is_complex else v
+    for i, j in aliases.items():
+        orig = given[i][0]
+        out_views[orig] = buffer_view(view_buffer(out_views[given[j][0]]), orig.shape)
     return Schedule(items, out_views, views)
+
+
+def reshaped_outputs(roots: list[UOp]) -> dict[int, int]:
+    """{i: j} for each output i that is output j under reshapes alone, j computed (not a buffer
+    view), neither complex: i is then a view of j's buffer, not a kernel of its own. The commonest
+    case is a held value: a view (`sum(x, axis=1)[:, None]`, `(A @ B).reshape(...)`) keeps the
+    array it views alive, so that value is stored too (`held_values`), and the view was a copy of it."""
+    position = {r: j for j, r in enumerate(roots) if not r.dtype.is_complex and not is_buffer_view(r)}
+    aliases = {}
+    for i, r in enumerate(roots):
+        u = r
+        while u.op is Ops.RESHAPE and u.src[0].dtype is u.dtype:
+            u = u.src[0]
+        if u is not r and position.get(u, i) != i and not r.dtype.is_complex:
+            aliases[i] = position[u]
+    return aliases
 
 
 class _Rounds:
