@@ -2,8 +2,8 @@
 
 - pipeline: `(exp(x) * 2 + 1).sum(axis=0)` over 16 chunks of 4M float32 (x: 64M elements); with
   lazyarr chunks each chunk's task is one fused kernel, NumPy's makes three temporaries and a sum.
-  (x is a vector: lazyarr's sum of a matrix over its first axis, a column sum, is a slow kernel
-  today: 13 ms for 1024 x 4096 where the sum over rows takes 2 and NumPy's 8.)
+  (x is a vector; a column sum of 2-D chunks is a kernel as fast as NumPy's now: 1024 x 4096
+  float32 0.5-0.7 ms, NumPy 0.85, on 2 threads.)
 - matmul: `x @ y` of 2048 x 2048 float32 matrices in chunks of 1024 x 1024.
 
 Each on the threaded scheduler (this process's cores) and on a `distributed.LocalCluster` of two
