@@ -404,3 +404,42 @@ def test_a_shared_softmax_kernel_splits_its_rows_across_threads():
         assert "#pragma omp parallel for" in src, src
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(t.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_elementwise_kernels_split_where_an_index_is_compared_with_a_constant():
+    """A join, a pad, a written slice or a roll compares output indices with constants: the kernel
+    is one loop nest per interval between them, each a plain copy without gated loads (a
+    concatenation of four blocks: four nests, no `?:`); values as NumPy's for shapes the cuts do
+    not divide evenly, made as buffers and as expressions."""
+    blocks = [RNG.standard_normal((37, 45)).astype(np.float32) for _ in range(4)]
+    a, b, c, d = (xp.asarray(v) for v in blocks)
+    t = xp.concatenate([xp.concatenate([a, b], axis=1), xp.concatenate([c * 2, d], axis=1)], axis=0)
+    src = kernel_of(t).source.split("void ")[-1]
+    assert src.count("for (int64_t r") == 6 and "?" not in src   # two row nests, each two column loops
+    np.testing.assert_array_equal(t.numpy(), np.block([[blocks[0], blocks[1]], [blocks[2] * 2, blocks[3]]]))
+    x = RNG.standard_normal((30, 50)).astype(np.float32)
+    cases = [(lambda m: m.pad(xp.asarray(x), ((2, 3), (4, 1))) if m is xp else np.pad(x, ((2, 3), (4, 1)))),
+             (lambda m: m.roll(m.asarray(x) + 1, 7, axis=1)),
+             (lambda m: m.stack([m.asarray(x)[:, 0], m.asarray(x)[:, 1] * 3, m.asarray(x)[:, 2]], axis=1)),
+             (lambda m: m.concatenate([m.asarray(x)[:11], m.asarray(x)[11:] * 2], axis=0)),
+             (lambda m: m.roll(m.asarray(x), -3, axis=0)),
+             (lambda m: m.concatenate([m.asarray(x).reshape(3, 10, 50), m.asarray(x).reshape(3, 10, 50) - 1], axis=1)),
+             (lambda m: m.concatenate([m.asarray(x[:, :7]), m.asarray(x[:, 7:9]), m.asarray(x)], axis=1)),
+             (lambda m: m.concatenate([m.asarray(x[0]), m.asarray(x[1]) * 2, m.asarray(x[2, :13])]))]
+    for make in cases:
+        np.testing.assert_array_equal(make(xp).numpy(), make(np))
+    y = xp.asarray(x)
+    y[5:17, 10:] = 7.0
+    want = x.copy()
+    want[5:17, 10:] = 7.0
+    np.testing.assert_array_equal(y.numpy(), want)
+
+
+def test_no_split_past_max_split_nests():
+    """A stack of more pieces than MAX_SPLIT_NESTS stays one loop nest (selecting by position)."""
+    from lazyarr.compiler.opts import MAX_SPLIT_NESTS
+    pieces = [RNG.standard_normal(64).astype(np.float32) for _ in range(MAX_SPLIT_NESTS + 3)]
+    t = xp.concatenate([xp.asarray(p) for p in pieces])
+    src = kernel_of(t).source.split("void ")[-1]
+    assert src.count("for (int64_t r") == 1
+    np.testing.assert_array_equal(t.numpy(), np.concatenate(pieces))

@@ -27,6 +27,9 @@ axis by that position:
   work-group, combined through work-group memory (`lazyarr.compiler.group`); only for targets
   whose `group_reduce` is set (OpenCL), and on its own. Such targets take no other action
   but UPCAST without VECTOR (matmul's register tile, `group.register_tile`).
+An elementwise kernel that takes none of these but compares output indices with constants (a
+join's pieces, a pad's border, a written slice) becomes one loop nest per interval between those
+constants (`split_at_thresholds`), where each comparison is a constant.
 EPILOGUE and SHARE write the output before the kernel is done reading its inputs, so neither is
 applied when an input could lend the output its storage (`may_share_output`).
 The outermost output loop is the one the renderer splits across threads (`#pragma omp parallel
@@ -508,7 +511,7 @@ def _largest_divisor(n: int, options: tuple[int, ...]) -> int:
 def heuristic(k: Kernel, target: OptTarget) -> list[Opt]:
     """The actions for a kernel, in this order of preference:
     - elementwise kernels (no reduction) get none: gcc vectorises their loop, and the renderer
-      splits the outer loop across threads;
+      splits the outer loop across threads (`optimize` then splits them at index thresholds);
     - a reduction whose output has an axis that a load inside the reduction steps through one
       element at a time (matmul's columns, column sums; preferably one the store steps through
       too: the innermost such axis is taken, and a strided store goes lane by lane) is vectorised along that
@@ -619,4 +622,66 @@ def optimize(sink: UOp, target: OptTarget | None, opts: list[Opt] | None = None)
     if k is None:
         return sink
     chosen = heuristic(k, target) if opts is None else opts
-    return apply_opts(k.sink, chosen, target) if chosen else sink
+    if chosen:
+        return apply_opts(k.sink, chosen, target)
+    split = split_at_thresholds(k) if opts is None and not target.group_reduce else None
+    return sink if split is None else split
+
+
+# at most this many loop nests from split_at_thresholds (a stack of this many pieces)
+MAX_SPLIT_NESTS = 16
+
+
+def split_at_thresholds(k: Kernel) -> UOp | None:
+    """An elementwise kernel whose value compares an output index with constants (a join's pieces,
+    a pad's border, a written slice: `where(i < 1024, a[i], b[i - 1024])`, loads gated by such
+    conditions) as one loop per interval between those constants: in each the comparisons are
+    constants, the WHERE keeps one side and the other pieces' loads go, so each loop is a plain
+    copy gcc vectorises. An outer axis is cut into loop nests, the innermost into loops inside
+    the outer loops (rows stay in order: two passes over half rows read memory less sequentially,
+    40% slower for a join of columns). One nest loaded every piece at every index (at a clamped
+    address) and selected: concatenating four 1024² float32 blocks took 10 ms, now 0.5 (NumPy's
+    two concatenations: 7). Thresholds that are kernel arguments (lifted constants) are not
+    cut. None where no output index is compared with a constant inside its range, or the loops
+    would exceed MAX_SPLIT_NESTS."""
+    if k.reduces or k.inner_loops:
+        return None
+    nodes = k.store.toposort()
+    cuts: dict[UOp, list[int]] = {}
+    for r in k.out_ranges:
+        n, found = r.src[0].arg, set()
+        for u in nodes:
+            if u.op is Ops.CMPLT and r in u.src:
+                a, b = u.src
+                if a is r and b.op is Ops.CONST:
+                    found.add(b.arg)        # r < c changes at c
+                elif b is r and a.op is Ops.CONST:
+                    found.add(a.arg + 1)    # c < r changes at c + 1
+        found = sorted(t for t in found if 0 < t < n)
+        if found:
+            cuts[r] = [0, *found, n]
+    if not cuts or math.prod(len(c) - 1 for c in cuts.values()) > MAX_SPLIT_NESTS:
+        return None
+    last = k.out_ranges[-1]
+    outer = [r for r in k.out_ranges[:-1] if r in cuts]
+    number = max(r.arg for r in k.axes) + 1
+
+    def loop(size: int) -> UOp:
+        nonlocal number
+        number += 1
+        return UOp(Ops.RANGE, dtypes.index, (UOp.const(dtypes.index, size),), number - 1)
+    nests = []
+    for combo in itertools.product(*(list(zip(cuts[r], cuts[r][1:])) for r in outer)):
+        bounds = dict(zip(outer, combo))
+        mapping, loops = {}, []
+        for r in k.out_ranges[:-1]:
+            lo, hi = bounds.get(r, (0, r.src[0].arg))
+            loops.append(loop(hi - lo))
+            mapping[r] = loops[-1] + lo if lo else loops[-1]
+        pieces, edges = [], cuts.get(last, [0, last.src[0].arg])
+        for lo, hi in zip(edges, edges[1:]):
+            inner = loop(hi - lo)
+            store = simplify(substitute(k.store, {**mapping, last: inner + lo if lo else inner}))
+            pieces.append(UOp(Ops.END, dtypes.void, (store, inner)))
+        nests.append(UOp(Ops.END, dtypes.void, (group(pieces), *loops)) if loops else group(pieces))
+    return UOp(Ops.SINK, dtypes.void, tuple(nests))
