@@ -15,7 +15,8 @@ LAZYARR_NATIVE    0: the graph's node table and walk in Python, not C (default 1
 LAZYARR_SPLIT_REDUCEOP, LAZYARR_REDUCEOP_SPLIT_THRESHOLD, LAZYARR_REDUCEOP_SPLIT_SIZE
                   whether and when a large reduction over few outputs is split in two
                   (defaults 1, 32768, 22: see lazyarr.compiler.prepare).
-LAZYARR_THREADS   threads a kernel's outer loop is split across (default: the cores available).
+LAZYARR_THREADS   threads a kernel's outer loop is split across (default: OMP_NUM_THREADS where set, else
+                  the cores available).
 LAZYARR_ADAPTIVE_THREADS  1 (default): fewer threads while other processes keep the cores busy.
 LAZYARR_TIERED    0: every kernel compiled optimised at once; 1 (default): small kernels first
                   compiled by LAZYARR_FAST_CC (default "tcc", if installed) and recompiled optimised
@@ -84,9 +85,20 @@ transcendentals: str | None = os.environ.get("LAZYARR_TRANSCENDENTALS") or None
 split_reduceop: bool = bool(_env_int("LAZYARR_SPLIT_REDUCEOP", 1))
 reduceop_split_threshold: int = _env_int("LAZYARR_REDUCEOP_SPLIT_THRESHOLD", 32768)
 reduceop_split_size: int = _env_int("LAZYARR_REDUCEOP_SPLIT_SIZE", 22)
-# threads for a kernel's outer loop (OpenMP); defaults to the cores this process may use
-threads: int = _env_int("LAZYARR_THREADS", len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                        else (os.cpu_count() or 1))
+
+
+def _default_threads() -> int:
+    """OpenMP's own setting where it is a positive integer (dask's workers get OMP_NUM_THREADS=1,
+    so that each process's kernels keep to one core as NumPy's BLAS does there), else the cores
+    this process may use."""
+    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if omp.isdigit() and int(omp) > 0:
+        return int(omp)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+# threads for a kernel's outer loop (OpenMP)
+threads: int = _env_int("LAZYARR_THREADS", _default_threads())
 # kernel optimisation (lazyarr.compiler.opts): actions on ranges chosen per kernel
 opts: bool = bool(_env_int("LAZYARR_OPTS", 1))
 # shape-generic kernels: a kernel whose values all have at most this many elements takes its sizes as

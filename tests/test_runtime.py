@@ -235,3 +235,20 @@ def test_opencl_memory_comes_back_from_its_pool_by_size_class():
         assert {id(b) for pooled in dev._free_memory.values() for b in pooled} <= before
     finally:
         device_module.recording_launches.pop()
+
+
+def test_thread_count_follows_omp_num_threads_unless_lazyarr_threads_is_set():
+    """dask's workers (and batch systems) set OMP_NUM_THREADS=1 so that each process keeps to one
+    core: lazyarr's kernels follow it as NumPy's BLAS does; LAZYARR_THREADS wins; a value that is
+    not a positive integer is OpenMP's business, not a count for lazyarr."""
+    from tests.helpers import child_env
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cores = len(os.sched_getaffinity(0))
+    code = "from lazyarr import settings; print(settings.threads)"
+    for env, want in (({"OMP_NUM_THREADS": "1"}, 1), ({"OMP_NUM_THREADS": "3"}, 3),
+                      ({"OMP_NUM_THREADS": "1", "LAZYARR_THREADS": "2"}, 2), ({"OMP_NUM_THREADS": "4,2"}, cores),
+                      ({"OMP_NUM_THREADS": "0"}, cores)):
+        base = {k: v for k, v in child_env(root).items() if k not in ("OMP_NUM_THREADS", "LAZYARR_THREADS")}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env={**base, **env})
+        assert out.returncode == 0, out.stderr
+        assert int(out.stdout) == want, (env, out.stdout)
