@@ -243,12 +243,6 @@ pm_decompositions = PatternMatcher([
 ])
 
 
-F32_UNARY = {Ops.EXP: t32.expf, Ops.EXP2: t32.exp2f, Ops.EXPM1: t32.expm1f, Ops.LOG: t32.logf, Ops.LOG2: t32.log2f,
-             Ops.LOG1P: t32.log1pf, Ops.TANH: t32.tanhf, Ops.SQRT: t32.sqrtf}
-F64_UNARY = {Ops.EXP: t64.exp64, Ops.EXP2: t64.exp2_64, Ops.EXPM1: t64.expm1_64, Ops.LOG: t64.log64, Ops.LOG2: t64.log2_64,
-             Ops.LOG1P: t64.log1p64, Ops.TANH: t64.tanh64, Ops.SQRT: t64.sqrt64}
-
-
 def _transcendental(ctx, u: UOp) -> UOp | None:
     if ctx.native(u.op, u.dtype.scalar) or u.dtype.scalar not in (dtypes.float32, dtypes.float64):
         return None
@@ -266,13 +260,13 @@ def approximation(u: UOp, escapes: bool = False, fuses: bool = False) -> UOp | N
     token = t64.fused.set(fuses)
     try:
         if d is dtypes.float32:
-            if u.op in F32_UNARY:
-                return F32_UNARY[u.op](u.src[0])
+            if u.op in t32.UNARY:
+                return t32.UNARY[u.op](u.src[0])
             if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
                 return t32.trigf_escaping(u.src[0], u.op) if escapes else t32.trigf(u.src[0], u.op)
             return t32.powf(u.src[0], u.src[1]) if u.op is Ops.POW else None
-        if u.op in F64_UNARY:
-            return F64_UNARY[u.op](u.src[0])
+        if u.op in t64.UNARY:
+            return t64.UNARY[u.op](u.src[0])
         if u.op in (Ops.SIN, Ops.COS, Ops.TAN):
             return t64.trig64(u.src[0], u.op, escapes)
         return t64.pow64(u.src[0], u.src[1]) if u.op is Ops.POW else None

@@ -490,3 +490,7 @@ def sqrt64(x: UOp) -> UOp:
     y = select(tiny, y * 2.0 ** -100, select(huge, y * 2.0 ** 100, y))
     y = select(x.eq(f(0.0)) | x.eq(f(float("inf"))), x, y)
     return select(x.lt(f(0.0)) | is_nan(x), f(float("nan")), y)
+
+
+UNARY = {Ops.EXP: exp64, Ops.EXP2: exp2_64, Ops.EXPM1: expm1_64, Ops.LOG: log64, Ops.LOG2: log2_64,
+         Ops.LOG1P: log1p64, Ops.TANH: tanh64, Ops.SQRT: sqrt64}

@@ -325,5 +325,5 @@ def sqrtf(x: UOp) -> UOp:
     return select(x.lt(g(0.0)) | is_nan(x), g(float("nan")), yv)
 
 
-F32_UNARY = {Ops.EXP: expf, Ops.EXP2: exp2f, Ops.EXPM1: expm1f, Ops.LOG: logf, Ops.LOG2: log2f,
-             Ops.LOG1P: log1pf, Ops.TANH: tanhf, Ops.SQRT: sqrtf}
+UNARY = {Ops.EXP: expf, Ops.EXP2: exp2f, Ops.EXPM1: expm1f, Ops.LOG: logf, Ops.LOG2: log2f,
+         Ops.LOG1P: log1pf, Ops.TANH: tanhf, Ops.SQRT: sqrtf}
