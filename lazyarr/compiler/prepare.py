@@ -31,7 +31,9 @@ the leaves up, these rules apply (lazyarr's op for each of Tolk's is named):
   elements; the first reduction (over N/d and the other reduced axes) is materialised and the
   second reduces the d partial results. It applies when the input has at least
   `reduceop_split_threshold` times as many elements as the output. The first reduction then has
-  d times more outputs to spread over threads, and the second is small.
+  d times more outputs to spread over threads, and the second is small. On a CPU, a reduction
+  along one non-innermost axis of long rows (a column sum) is split into groups of rows that fit in
+  the L2 cache instead (`split_strided`).
 
 Two questions about views are answered here too: `contiguous_view(u)` (is u a run of elements of
 what it views, and from which offset) and `broadcast_destination(u)` (is u a broadcast, so that
