@@ -478,18 +478,27 @@ def escape(x: UOp, op: Ops, at: float | None = None) -> UOp:
 def sqrt64(x: UOp) -> UOp:
     """√x by Newton's iteration on 1/√x from a bit-trick guess, then one correction with the exact
     residual x − y² (two_prod), which rounds as a correctly rounded square root does."""
-    tiny, huge = x.lt(f(2.0 ** -900)), f(2.0 ** 900).lt(x)
-    xs = select(tiny, x * 2.0 ** 200, select(huge, x * 2.0 ** -200, x))
-    xs = select(f(0.0).lt(x) & x.lt(f(float("inf"))), xs, f(1.0))
-    r = from_bits(i(0x5FE6EB50C7B537A9) - shr(to_bits(xs), 1))
-    for _ in range(4):
+    return newton_sqrt(x, edge=900, scale=100, magic=0x5FE6EB50C7B537A9, steps=4)
+
+
+def newton_sqrt(x: UOp, edge: int, scale: int, magic: int, steps: int) -> UOp:
+    """√x in x's dtype (float64 or float32): arguments below 2^-edge or above 2^edge scaled by
+    2^(±2·scale) first (the result then by 2^(∓scale)), a guess of 1/√x from its bits (`magic`
+    minus half the bits), `steps` Newton steps on 1/√x, then y + (x − y²)·(1/√x)/2 with the
+    residual exact (two_prod); zeros and inf are themselves, negatives and nan nan."""
+    c, bits = x.const_like, I64 if x.dtype is F64 else I32
+    tiny, huge = x.lt(c(2.0 ** -edge)), c(2.0 ** edge).lt(x)
+    xs = select(tiny, x * 2.0 ** (2 * scale), select(huge, x * 2.0 ** (-2 * scale), x))
+    xs = select(c(0.0).lt(x) & x.lt(c(float("inf"))), xs, c(1.0))
+    r = UOp(Ops.BITCAST, x.dtype, (UOp.const(bits, magic) - shr(UOp(Ops.BITCAST, bits, (xs,)), 1),))
+    for _ in range(steps):
         r = r * (1.5 - (xs * 0.5) * r * r)
     y = xs * r
     p, pe = two_prod(y, y)
     y = y + ((xs - p) - pe) * r * 0.5
-    y = select(tiny, y * 2.0 ** -100, select(huge, y * 2.0 ** 100, y))
-    y = select(x.eq(f(0.0)) | x.eq(f(float("inf"))), x, y)
-    return select(x.lt(f(0.0)) | is_nan(x), f(float("nan")), y)
+    y = select(tiny, y * 2.0 ** -scale, select(huge, y * 2.0 ** scale, y))
+    y = select(x.eq(c(0.0)) | x.eq(c(float("inf"))), x, y)
+    return select(x.lt(c(0.0)) | is_nan(x), c(float("nan")), y)
 
 
 UNARY = {Ops.EXP: exp64, Ops.EXP2: exp2_64, Ops.EXPM1: expm1_64, Ops.LOG: log64, Ops.LOG2: log2_64,

@@ -7,7 +7,8 @@ from __future__ import annotations
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.compiler.transcendentals import (
     ESCAPE_AT, ESCAPE_F32_FUSED, F32, F64, I32, I64, _finite_clamped, _is_int, _is_odd_int, dd_div, escape, estrin, f,
-    fabs, fast_two_sum, fdiv, fused, horner, i, is_nan, mad, pow2, rint, select, shl, shr, two_prod, two_sum)
+    fabs, fast_two_sum, fdiv, fused, horner, i, is_nan, mad, newton_sqrt, pow2, rint, select, shl, shr, two_prod,
+    two_sum)
 from lazyarr.compiler.transcendentals_coefficients import (
     COSF_C, COS_C, EXP2F_Q, EXPF_P, EXP_Q, IVLN2F_HI, IVLN2F_LO, LN2F_HI, LN2F_LO, LN2_HI, LOG2EF_LO, LOG2E_F,
     LOG2E_HI, LOG2F_P, LOGF_R, LOG_T, PIO2F, PIO2_CW, PIO2_HI, SINF_S, SIN_S, SQRT_HALF_BITS, TANF_T, TANHF_T,
@@ -309,20 +310,8 @@ def powf(x: UOp, y: UOp) -> UOp:
 
 
 def sqrtf(x: UOp) -> UOp:
-    """√x in float32: Newton's iteration on 1/√x from a bit-trick guess, then one correction with
-    the exact residual x − y² (Dekker's product), as sqrt64 does."""
-    tiny, huge = x.lt(g(2.0 ** -100)), g(2.0 ** 100).lt(x)
-    xs = select(tiny, x * 2.0 ** 60, select(huge, x * 2.0 ** -60, x))
-    xs = select(g(0.0).lt(x) & x.lt(g(float("inf"))), xs, g(1.0))
-    r = from_bits32(j(0x5F3759DF) - shr(bits32(xs), 1))
-    for _ in range(3):
-        r = r * (1.5 - (xs * 0.5) * r * r)
-    yv = xs * r
-    p, pe = two_prod(yv, yv)
-    yv = yv + ((xs - p) - pe) * r * 0.5
-    yv = select(tiny, yv * 2.0 ** -30, select(huge, yv * 2.0 ** 30, yv))
-    yv = select(x.eq(g(0.0)) | x.eq(g(float("inf"))), x, yv)
-    return select(x.lt(g(0.0)) | is_nan(x), g(float("nan")), yv)
+    """√x in float32: `newton_sqrt`, as sqrt64 is, with float32's range and three Newton steps."""
+    return newton_sqrt(x, edge=100, scale=30, magic=0x5F3759DF, steps=3)
 
 
 UNARY = {Ops.EXP: expf, Ops.EXP2: exp2f, Ops.EXPM1: expm1f, Ops.LOG: logf, Ops.LOG2: log2f,
