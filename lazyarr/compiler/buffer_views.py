@@ -24,17 +24,20 @@ def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
 
 _record_view = getattr(_native, "record_buffer_view", None)
 
-def is_buffer_view(u: UOp) -> bool:
-    """Whether u is a buffer's elements in order: the BUFFER under reshapes only."""
+def under_reshapes(u: UOp) -> UOp:
+    """The node u reshapes (u itself if it is no RESHAPE)."""
     while u.op is Ops.RESHAPE:
         u = u.src[0]
-    return u.op is Ops.BUFFER
+    return u
+
+
+def is_buffer_view(u: UOp) -> bool:
+    """Whether u is a buffer's elements in order: the BUFFER under reshapes only."""
+    return under_reshapes(u).op is Ops.BUFFER
 
 
 def view_buffer(u: UOp) -> Buffer:
-    while u.op is Ops.RESHAPE:
-        u = u.src[0]
-    return u.arg
+    return under_reshapes(u).arg
 
 
 def realized_for(n: UOp, view: UOp, device_names: set[str]) -> bool:

@@ -56,6 +56,7 @@ from __future__ import annotations
 import math
 
 from lazyarr import dtypes, settings
+from lazyarr.compiler.buffer_views import is_buffer_view
 from lazyarr.compiler.complex import lower_complex
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
 from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp, reduce_identity
@@ -65,12 +66,6 @@ from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
 
 P = UPat
 COMPUTED = frozenset(OP_DEFS) - GroupOp.Leaf   # tensor-level ops with sources
-
-
-def _is_storage(u: UOp) -> bool:
-    while u.op is Ops.RESHAPE:
-        u = u.src[0]
-    return u.op is Ops.BUFFER
 
 
 def _device_of(u: UOp):
@@ -88,7 +83,7 @@ def copy_to_own_device(c: UOp) -> UOp | None:
 
 def materialise(c: UOp) -> UOp | None:
     src = c.src[0]
-    return src if _is_storage(src) or src.op in (Ops.COPY, Ops.CONTIGUOUS) else None
+    return src if is_buffer_view(src) or src.op in (Ops.COPY, Ops.CONTIGUOUS) else None
 
 
 def empty_values(u: UOp) -> UOp | None:
@@ -120,7 +115,7 @@ def widen_product(red: UOp) -> UOp | None:
 def split_reduceop(red: UOp, long_loops: bool = False) -> UOp | None:
     if not settings.split_reduceop or red.size == 0:
         return None
-    x, (op, axes) = red.src[0], red.arg
+    x, axes = red.src[0], red.arg[1]
     if x.size < settings.reduceop_split_threshold * max(red.size, 1):
         return split_strided(red) if long_loops else None
     for axis in axes:
@@ -150,7 +145,7 @@ def split_strided(red: UOp) -> UOp | None:
     second the groups' partial rows. One kernel swept all the rows for each strip instead, 256
     bytes a row 16 KB apart, which the prefetchers follow badly: 4096² float32 4.1 -> 3.4 ms on 2
     threads, 1024 × 8192 1.9 -> 1.1 ms (Zen 4), the partial rows about 3% of the data."""
-    x, (op, axes) = red.src[0], red.arg
+    x, axes = red.src[0], red.arg[1]
     if len(axes) != 1:
         return None
     axis, row = axes[0], math.prod(x.shape[axes[0] + 1:]) * red.dtype.itemsize

@@ -27,7 +27,7 @@ from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler import schedule_disk
-from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, view_buffer
+from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, under_reshapes, view_buffer
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
@@ -478,10 +478,8 @@ def reshaped_outputs(roots: list[UOp]) -> dict[int, int]:
     position = {r: j for j, r in enumerate(roots) if not r.dtype.is_complex and not is_buffer_view(r)}
     aliases = {}
     for i, r in enumerate(roots):
-        u = r
-        while u.op is Ops.RESHAPE and u.src[0].dtype is u.dtype:
-            u = u.src[0]
-        if u is not r and position.get(u, i) != i and not r.dtype.is_complex:
+        u = under_reshapes(r)   # (a reshape keeps the dtype: u is complex where r is)
+        if u is not r and u in position:
             aliases[i] = position[u]
     return aliases
 
