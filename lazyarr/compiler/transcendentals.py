@@ -219,19 +219,19 @@ def exp_kernel(t: UOp, tl: UOp) -> UOp:
     return s + (e + ul)
 
 
-def _finite_clamped(x: UOp, lo: float, hi: float) -> UOp:
+def finite_clamped(x: UOp, lo: float, hi: float) -> UOp:
     """x within [lo, hi], nan as lo (callers give nan back at the end): two comparisons and two
     blends, where MAX and MIN, which propagate nan, cost more."""
     return select(x.const_like(lo).lt(x), select(x.lt(x.const_like(hi)), x, x.const_like(hi)), x.const_like(lo))
 
 
 def exp64(x: UOp) -> UOp:
-    n, t, tl = exp_reduce(_finite_clamped(x, -760.0, 720.0))
+    n, t, tl = exp_reduce(finite_clamped(x, -760.0, 720.0))
     return select(is_nan(x), x, scale(exp_kernel(t, tl), n))
 
 
 def exp2_64(x: UOp) -> UOp:
-    xc = _finite_clamped(x, -1100.0, 1100.0)
+    xc = finite_clamped(x, -1100.0, 1100.0)
     n = rint(xc)
     r = xc - n                                  # exact
     p, pe = two_prod(r, f(LN2_HI))
@@ -250,7 +250,7 @@ def expm1_dd(x: UOp) -> tuple[UOp, UOp]:
 
 
 def expm1_64(x: UOp) -> UOp:
-    xc = _finite_clamped(x, -760.0, 720.0)
+    xc = finite_clamped(x, -760.0, 720.0)
     hi, lo = expm1_dd(select(xc.lt(f(40.0)), xc, f(40.0)))
     n, t, tl = exp_reduce(xc)
     big = scale(exp_kernel(t, tl), n)           # e^x − 1 rounds to e^x for x > 40
@@ -260,7 +260,7 @@ def expm1_64(x: UOp) -> UOp:
 
 def tanh64(x: UOp) -> UOp:
     a = fabs(x)
-    uh, ul = expm1_dd(_finite_clamped(a * -2.0, -760.0, 0.0))    # u = e^(−2|x|) − 1 ∈ (−1, 0]
+    uh, ul = expm1_dd(finite_clamped(a * -2.0, -760.0, 0.0))    # u = e^(−2|x|) − 1 ∈ (−1, 0]
     dh, dl = two_sum(f(2.0), uh)
     t = dd_div(-uh, -ul, dh, dl + ul)           # tanh|x| = −u / (2 + u)
     out = select(x.lt(f(0.0)), -t, t)
@@ -297,21 +297,24 @@ def log_parts(x: UOp) -> tuple[UOp, UOp, UOp]:
     return k, lh, ll
 
 
-def _log_specials(x: UOp, out: UOp) -> UOp:
-    out = select(x.eq(f(0.0)), f(float("-inf")), out)
-    out = select(x.eq(f(float("inf"))), x, out)
-    return select(x.lt(f(0.0)), f(float("nan")), select(is_nan(x), x, out))
+def log_specials(x: UOp, out: UOp) -> UOp:
+    """A logarithm's value `out` of x, with C99's for 0 (-inf), inf, negatives and nan (x's dtype)."""
+    c = x.const_like
+    out = select(x.eq(c(0.0)), c(float("-inf")), out)
+    out = select(x.eq(c(float("inf"))), x, out)
+    return select(x.lt(c(0.0)), c(float("nan")), select(is_nan(x), x, out))
 
 
-def _log_input(x: UOp) -> UOp:
+def log_input(x: UOp) -> UOp:
     """x where log's core applies, 1 elsewhere (0, negative, inf, nan are handled apart)."""
-    return select(f(0.0).lt(x) & x.lt(f(float("inf"))), x, f(1.0))
+    c = x.const_like
+    return select(c(0.0).lt(x) & x.lt(c(float("inf"))), x, c(1.0))
 
 
 def log64(x: UOp) -> UOp:
-    k, lh, ll = log_parts(_log_input(x))
+    k, lh, ll = log_parts(log_input(x))
     h, e = two_sum(k * LN2_CW_HI, lh)           # k·LN2_CW_HI exact
-    return _log_specials(x, h + (e + ll + k * LN2_CW_LO))
+    return log_specials(x, h + (e + ll + k * LN2_CW_LO))
 
 
 def log2_dd(x: UOp) -> tuple[UOp, UOp]:
@@ -323,8 +326,8 @@ def log2_dd(x: UOp) -> tuple[UOp, UOp]:
 
 
 def log2_64(x: UOp) -> UOp:
-    h, lo = log2_dd(_log_input(x))
-    return _log_specials(x, h + lo)
+    h, lo = log2_dd(log_input(x))
+    return log_specials(x, h + lo)
 
 
 def log1p64(x: UOp) -> UOp:
@@ -340,19 +343,19 @@ def log1p64(x: UOp) -> UOp:
 
 # ---- pow ----------------------------------------------------------------------------------------
 
-def _is_int(y: UOp) -> UOp:
+def is_int(y: UOp) -> UOp:
     return rint(y).eq(y)
 
 
-def _is_odd_int(y: UOp) -> UOp:
+def is_odd_int(y: UOp) -> UOp:
     half = y * 0.5
-    return _is_int(y) & rint(half).ne(half) & fabs(y).lt(y.const_like(2.0 ** 53))
+    return is_int(y) & rint(half).ne(half) & fabs(y).lt(y.const_like(2.0 ** 53))
 
 
 def pow64(x: UOp, y: UOp) -> UOp:
     """C99's pow: |x|^y by exp2(y·log2|x|) in double-double, then the signs and special cases."""
     ax = fabs(x)
-    lh, ll = log2_dd(_log_input(ax))
+    lh, ll = log2_dd(log_input(ax))
     p, pe = two_prod(y, lh)
     yh, yl = fast_two_sum(p, pe + y * ll)
     clamp = yh.lt(f(-1200.0)) | f(1100.0).lt(yh) | is_nan(yh)
@@ -368,10 +371,10 @@ def pow64(x: UOp, y: UOp) -> UOp:
     extreme = ax.eq(f(0.0)) | ax.eq(f(float("inf"))) | fabs(y).eq(f(float("inf"))) | clamp
     mag = select(extreme, select(goes_up, f(float("inf")), f(0.0)), mag)
     mag = select(ax.eq(f(1.0)), f(1.0), mag)
-    out = select(x.lt(f(0.0)) & _is_odd_int(y), -mag, mag)
-    out = select(x.lt(f(0.0)) & _is_int(y).alu(Ops.NOT) & fabs(y).lt(f(float("inf"))) & fabs(x).lt(f(float("inf"))),
+    out = select(x.lt(f(0.0)) & is_odd_int(y), -mag, mag)
+    out = select(x.lt(f(0.0)) & is_int(y).alu(Ops.NOT) & fabs(y).lt(f(float("inf"))) & fabs(x).lt(f(float("inf"))),
                  f(float("nan")), out)
-    out = select(x.eq(f(0.0)) & _is_odd_int(y), select(y.lt(f(0.0)), UOp(Ops.COPYSIGN, F64, (f(float("inf")), x)),
+    out = select(x.eq(f(0.0)) & is_odd_int(y), select(y.lt(f(0.0)), UOp(Ops.COPYSIGN, F64, (f(float("inf")), x)),
                                                       UOp(Ops.COPYSIGN, F64, (f(0.0), x))), out)
     out = select(is_nan(x) | is_nan(y), f(float("nan")), out)
     out = select(x.eq(f(-1.0)) & fabs(y).eq(f(float("inf"))), f(1.0), out)

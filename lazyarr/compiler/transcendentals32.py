@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.compiler.transcendentals import (
-    ESCAPE_AT, ESCAPE_F32_FUSED, F32, F64, I32, I64, _finite_clamped, _is_int, _is_odd_int, dd_div, escape, estrin, f,
-    fabs, fast_two_sum, fdiv, fused, horner, i, is_nan, mad, newton_sqrt, pow2, rint, select, shl, shr, two_prod,
-    two_sum)
+    ESCAPE_AT, ESCAPE_F32_FUSED, F32, F64, I32, I64, dd_div, escape, estrin, f, fabs, fast_two_sum, fdiv, finite_clamped,
+    fused, horner, i, is_int, is_nan, is_odd_int, log_input, log_specials, mad, newton_sqrt, pow2, rint, select, shl, shr,
+    two_prod, two_sum)
 from lazyarr.compiler.transcendentals_coefficients import (
     COSF_C, COS_C, EXP2F_Q, EXPF_P, EXP_Q, IVLN2F_HI, IVLN2F_LO, LN2F_HI, LN2F_LO, LN2_HI, LOG2EF_LO, LOG2E_F,
     LOG2E_HI, LOG2F_P, LOGF_R, LOG_T, PIO2F, PIO2_CW, PIO2_HI, SINF_S, SIN_S, SQRT_HALF_BITS, TANF_T, TANHF_T,
@@ -52,13 +52,13 @@ def expf_reduce(x: UOp) -> tuple[UOp, UOp]:
 
 
 def expf(x: UOp) -> UOp:
-    n, r = expf_reduce(_finite_clamped(x, -104.0, 89.0))
+    n, r = expf_reduce(finite_clamped(x, -104.0, 89.0))
     y = (r + r * r * horner(r, EXPF_P)) + 1.0
     return select(is_nan(x), x, scalef(y, n.cast(I32)))
 
 
 def exp2f(x: UOp) -> UOp:
-    xc = _finite_clamped(x, -151.0, 129.0)
+    xc = finite_clamped(x, -151.0, 129.0)
     n = rint(xc)
     r = xc - n                                  # exact
     y = r * horner(r, EXP2F_Q) + 1.0
@@ -69,7 +69,7 @@ def expm1f(x: UOp) -> UOp:
     """2^n·((1 − 2^−n) + u) with u = e^r − 1 as a float32 pair and the sum exact until its last
     rounding: one rounding, then an exact scaling (n ≤ 0 included: 1 − 2^−n is exact down to −24
     and beyond that below the result's ulp)."""
-    xc = _finite_clamped(x, -20.0, 89.0)
+    xc = finite_clamped(x, -20.0, 89.0)
     n = rint(xc * LOG2E_F)
     r, rl = two_sum(xc - n * LN2F_HI, -(n * LN2F_LO))
     uh, ul = fast_two_sum(r, r * r * horner(r, EXPF_P) + (rl + r * rl))
@@ -85,7 +85,7 @@ def tanhf(x: UOp) -> UOp:
     a = fabs(x)
     z = x * x
     small = x + x * (z * horner(z, TANHF_T))
-    n, r = expf_reduce(_finite_clamped(a, 0.0, 10.0) * 2.0)
+    n, r = expf_reduce(finite_clamped(a, 0.0, 10.0) * 2.0)
     e = ((r + r * r * horner(r, EXPF_P)) + 1.0) * pow2f(n.cast(I32))
     t = 1.0 - fdiv(g(2.0), e + 1.0)
     out = select(a.lt(g(0.5493061443340549)), small, select(x.lt(g(0.0)), -t, t))
@@ -110,19 +110,9 @@ def logf_parts(x: UOp, subnormal: bool = True) -> tuple[UOp, ...]:
     return k.cast(F32), fm, s, fm * fm * 0.5, z * horner(z, LOGF_R)
 
 
-def _log_specials32(x: UOp, out: UOp) -> UOp:
-    out = select(x.eq(g(0.0)), g(float("-inf")), out)
-    out = select(x.eq(g(float("inf"))), x, out)
-    return select(x.lt(g(0.0)), g(float("nan")), select(is_nan(x), x, out))
-
-
-def _log_input32(x: UOp) -> UOp:
-    return select(g(0.0).lt(x) & x.lt(g(float("inf"))), x, g(1.0))
-
-
 def logf(x: UOp) -> UOp:
-    k, fm, s, hfsq, r = logf_parts(_log_input32(x))
-    return _log_specials32(x, k * LN2F_HI - ((hfsq - (s * (hfsq + r) + k * LN2F_LO)) - fm))
+    k, fm, s, hfsq, r = logf_parts(log_input(x))
+    return log_specials(x, k * LN2F_HI - ((hfsq - (s * (hfsq + r) + k * LN2F_LO)) - fm))
 
 
 def log2f(x: UOp) -> UOp:
@@ -131,20 +121,20 @@ def log2f(x: UOp) -> UOp:
     f·log2(e)'s head + f·(log2(e)'s tail + f·Q(f)) (P = head + f·Q a polynomial of log2(1 + f)/f),
     rounded once at the last FMA (about 0.7 ulp), then k + t (|t| ≤ ½ ≤ |k + t| where k ≠ 0)."""
     if fused.get():
-        xin = _log_input32(x)
+        xin = log_input(x)
         sub = xin.lt(g(2.0 ** -126))
         b = bits32(select(sub, xin * 2.0 ** 23, xin)) - SQRT_HALF_BITS
         k = shr(b, 23) - select(sub, j(23), j(0))
         fm = from_bits32((b & 0x7FFFFF) + SQRT_HALF_BITS) - 1.0      # exact (Sterbenz)
         t = mad(fm, g(LOG2F_P[0]), fm * mad(fm, horner(fm, LOG2F_P[1:]), LOG2EF_LO))
-        return _log_specials32(x, t + k.cast(F32))
-    k, fm, s, hfsq, r = logf_parts(_log_input32(x))
+        return log_specials(x, t + k.cast(F32))
+    k, fm, s, hfsq, r = logf_parts(log_input(x))
     hi = from_bits32(bits32(fm - hfsq) & -4096)
     lo = ((fm - hi) - hfsq) + s * (hfsq + r)
     vh = hi * IVLN2F_HI
     vl = (lo + hi) * IVLN2F_LO + lo * IVLN2F_HI
     w = k + vh
-    return _log_specials32(x, (vl + ((k - w) + vh)) + w)
+    return log_specials(x, (vl + ((k - w) + vh)) + w)
 
 
 def log1pf(x: UOp) -> UOp:
@@ -284,7 +274,7 @@ def powf(x: UOp, y: UOp) -> UOp:
     and exponent split off with float32 bit tricks), which leaves the result within a small
     fraction of a float32 ulp before its one rounding to float32; the special cases in float32."""
     ax = fabs(x)
-    xin = _log_input32(ax)
+    xin = log_input(ax)
     sub = xin.lt(g(2.0 ** -126))
     b = bits32(select(sub, xin * 2.0 ** 23, xin)) - SQRT_HALF_BITS
     k = shr(b, 23) - select(sub, j(23), j(0))
@@ -303,8 +293,8 @@ def powf(x: UOp, y: UOp) -> UOp:
     # sign bit) with an odd integer y negates
     up = select(ax.eq(g(0.0)), y.lt(g(0.0)), g(0.0).lt(y))
     out = select(ax.eq(g(0.0)) | ax.eq(g(float("inf"))), select(up, g(float("inf")), g(0.0)), out)
-    out = select(bits32(x).lt(j(0)) & _is_odd_int(y), -out, out)
-    nan = is_nan(x) | is_nan(y) | (x.lt(g(0.0)) & _is_int(y).alu(Ops.NOT) & fabs(y).lt(g(float("inf"))) &
+    out = select(bits32(x).lt(j(0)) & is_odd_int(y), -out, out)
+    nan = is_nan(x) | is_nan(y) | (x.lt(g(0.0)) & is_int(y).alu(Ops.NOT) & fabs(y).lt(g(float("inf"))) &
                                    ax.lt(g(float("inf"))))
     return select(y.eq(g(0.0)) | x.eq(g(1.0)), g(1.0), select(nan, g(float("nan")), out))
 
