@@ -49,6 +49,10 @@ if __name__ == "__main__":
     fit("EXP_Q", lambda t: (mp.exp(t) - 1 - t) / t ** 2 if t != 0 else mp.mpf(1) / 2, -0.3466, 0.3466, 11)
     fit("LOG_T", lambda z: (mp.log((1 + mp.sqrt(z)) / (1 - mp.sqrt(z))) - 2 * mp.sqrt(z) - 2 * mp.sqrt(z) ** 3 / 3)
         / mp.sqrt(z) ** 5 if z != 0 else mp.mpf(2) / 5, 0, 0.02944, 8)
+    # float32's pow: its float64 core needs less than float64's functions (see the coefficients module)
+    fit("POWF_EXP_Q", lambda t: (mp.exp(t) - 1 - t) / t ** 2 if t != 0 else mp.mpf(1) / 2, -0.3466, 0.3466, 6)
+    fit("POWF_LOG_T", lambda z: (mp.log((1 + mp.sqrt(z)) / (1 - mp.sqrt(z))) - 2 * mp.sqrt(z) - 2 * mp.sqrt(z) ** 3 / 3)
+        / mp.sqrt(z) ** 5 if z != 0 else mp.mpf(2) / 5, 0, 0.02944, 3)
     fit("SIN_S", lambda z: (mp.sin(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z) ** 3 if z != 0 else -mp.mpf(1) / 6,
         0, 0.64, 8)
     fit("COS_C", lambda z: (mp.cos(mp.sqrt(z)) - 1 + z / 2) / z ** 2 if z != 0 else mp.mpf(1) / 24, 0, 0.64, 8)

@@ -10,8 +10,8 @@ from lazyarr.compiler.transcendentals import (
     fused, horner, i, is_int, is_nan, is_odd_int, log_input, log_specials, mad, newton_sqrt, pow2, rint, select, shl, shr,
     two_prod, two_sum)
 from lazyarr.compiler.transcendentals_coefficients import (
-    COSF_C, COS_C, EXP2F_Q, EXPF_P, EXP_Q, IVLN2F_HI, IVLN2F_LO, LN2F_HI, LN2F_LO, LN2_HI, LOG2EF_LO, LOG2E_F,
-    LOG2E_HI, LOG2F_P, LOGF_R, LOG_T, PIO2F, PIO2_CW, PIO2_HI, SINF_S, SIN_S, SQRT_HALF_BITS, TANF_T, TANHF_T,
+    COSF_C, COS_C, EXP2F_Q, EXPF_P, IVLN2F_HI, IVLN2F_LO, LN2F_HI, LN2F_LO, LN2_HI, LOG2EF_LO, LOG2E_F, LOG2E_HI,
+    LOG2F_P, LOGF_R, PIO2F, PIO2_CW, PIO2_HI, POWF_EXP_Q, POWF_LOG_T, SINF_S, SIN_S, SQRT_HALF_BITS, TANF_T, TANHF_T,
     TWO_OVER_PI_29, TWO_OVER_PI_F, TWO_THIRDS_HI)
 
 
@@ -272,7 +272,8 @@ def _trigf_reduced(x: UOp, op: Ops, yh: UOp, yl: UOp, q: UOp) -> UOp:
 def powf(x: UOp, y: UOp) -> UOp:
     """C99's pow for float32: log2|x| and 2^(y·log2|x|) in plain float64 (the float32 significand
     and exponent split off with float32 bit tricks), which leaves the result within a small
-    fraction of a float32 ulp before its one rounding to float32; the special cases in float32."""
+    fraction of a float32 ulp before its one rounding to float32 (polynomials fitted to that need,
+    POWF_LOG_T and POWF_EXP_Q: shorter than float64's); the special cases in float32."""
     ax = fabs(x)
     xin = log_input(ax)
     sub = xin.lt(g(2.0 ** -126))
@@ -281,13 +282,13 @@ def powf(x: UOp, y: UOp) -> UOp:
     fm = from_bits32((b & 0x7FFFFF) + SQRT_HALF_BITS).cast(F64) - 1.0
     sd = fdiv(fm, fm + 2.0)
     z = sd * sd
-    l2 = k.cast(F64) + (sd * 2.0 + sd * z * (TWO_THIRDS_HI + z * estrin(z, LOG_T[:6]))) * LOG2E_HI
+    l2 = k.cast(F64) + (sd * 2.0 + sd * z * (TWO_THIRDS_HI + z * estrin(z, POWF_LOG_T))) * LOG2E_HI
     yl = y.cast(F64) * l2
     yc = select(yl.le(f(-160.0)), f(-160.0), select(yl.lt(f(130.0)), yl, f(130.0)))   # beyond: 0 or inf
     yc = select(is_nan(yl), f(0.0), yc)
     n = rint(yc)
     t = (yc - n) * LN2_HI
-    mag = ((t + t * t * estrin(t, EXP_Q[:9])) + 1.0) * pow2(n.cast(I64))
+    mag = ((t + t * t * estrin(t, POWF_EXP_Q)) + 1.0) * pow2(n.cast(I64))
     out = mag.cast(F32)               # x = ±1 gives 1 (y·0 = 0, or nan for y = ±inf: clamped to 0)
     # |x| == 0 or inf: 0 or inf by the sign of y·log2|x|; a negative x (−0 and −inf included: the
     # sign bit) with an odd integer y negates
