@@ -1,13 +1,15 @@
 """Native (libm) against approximated (codegen stage 18) transcendental functions on the C backend.
 
-For each function and dtype: one compiled kernel over 2^20 elements, the median time of `runs`
-runs for transcendentals="native" and ="approx", and NumPy's time for the same work. Prints a
-table of ns per element, the ratio native/approx (above 1: the approximation is faster) and
-approx/NumPy. The C renderer's default (`CRenderer.approx_by_default`, per dtype) approximates the
+For each function and dtype: one compiled kernel over `--elements` elements (4M, issue 29's size,
+by default), the median time of `runs` runs for transcendentals="native" and ="approx", and
+NumPy's time for the same work. Prints a table of ns per element, the ratio native/approx (above
+1: the approximation is faster), approx/NumPy, and the approximation's read+write bandwidth as a
+share of NumPy's copy of the same arrays (`np.copyto`, timed beside it: issue 29's "80% of the
+read+write bandwidth"). The C renderer's default (`CRenderer.approx_by_default`, per dtype) approximates the
 functions that win here. The machine is shared and noisy: `--repeat` runs the whole table that
 many times and reports each cell's median; `LAZYARR_THREADS=1` times one core.
 
-    python bench/transcendentals.py [--dtype float32] [--runs 9] [--repeat 1]
+    python bench/transcendentals.py [--dtype float32] [--runs 9] [--repeat 1] [--elements 4194304]
 """
 import argparse
 import os
@@ -33,7 +35,7 @@ from lazyarr.runtime.devices import get_device# noqa: E402
 FUNCTIONS = {Ops.EXP: np.exp, Ops.EXP2: np.exp2, Ops.EXPM1: np.expm1, Ops.LOG: np.log, Ops.LOG2: np.log2,
              Ops.LOG1P: np.log1p, Ops.SIN: np.sin, Ops.COS: np.cos, Ops.TAN: np.tan, Ops.TANH: np.tanh,
              Ops.POW: np.power}
-N = 1 << 20
+N = 1 << 22   # elements (--elements)
 
 
 class _Buffer:
@@ -60,22 +62,28 @@ def measure(op, dt, fn, runs: int) -> dict[str, float]:
     args = [rng.uniform(lo, hi, N).astype(dt.np) for _ in range(2 if op is Ops.POW else 1)]
     out = np.empty(N, dt.np)
     bufs = [_Buffer(out)] + [_Buffer(a) for a in args]
-    times = {}
+    times = {"copy": median_time(lambda i: np.copyto(out, args[0]), runs=runs)}
     for mode in ("native", "approx"):
         prog = kernel(op, dt, mode)
         times[mode] = median_time(lambda i: prog(bufs), runs=runs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         times["numpy"] = median_time(lambda i: fn(*args, out=out), runs=runs)
-    return {m: t / N * 1e9 for m, t in times.items()}
+    out_ns = {m: t / N * 1e9 for m, t in times.items()}
+    # bytes per element: the copy reads one array and writes one; the function reads its arguments
+    out_ns["bandwidth"] = (len(args) + 1) / times["approx"] / (2 / times["copy"])
+    return out_ns
 
 
 def main() -> None:
+    global N
     p = argparse.ArgumentParser()
     p.add_argument("--dtype", choices=["float32", "float64"], action="append")
     p.add_argument("--runs", type=int, default=9)
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--elements", type=int, default=N)
     a = p.parse_args()
+    N = a.elements
     cases = [(op, getattr(dtypes, d), fn) for d in (a.dtype or ["float32", "float64"]) for op, fn in FUNCTIONS.items()]
     samples: dict = {}
     for _ in range(a.repeat):
@@ -87,9 +95,11 @@ def main() -> None:
         ns = {m: statistics.median(samples[(op, dt, m)]) for m in ("native", "approx", "numpy")}
         wins += ns["native"] > ns["approx"]
         rows.append([op.name.lower(), dt, *(f"{ns[m]:.2f}" for m in ("native", "approx", "numpy")),
-                     f"{ns['native'] / ns['approx']:.2f}", f"{ns['approx'] / ns['numpy']:.2f}"])
+                     f"{ns['native'] / ns['approx']:.2f}", f"{ns['approx'] / ns['numpy']:.2f}",
+                     f"{statistics.median(samples[(op, dt, 'bandwidth')]) * 100:.0f}%"])
     print(table(rows, ["function", "dtype", "native ns/elem", "approx ns/elem", "numpy ns/elem", "native/approx",
-                       "approx/numpy"]))
+                       "approx/numpy", "approx bandwidth / copy's"]))
+    print(f"{N:,} elements")
     print(f"approx faster on {wins} of {len(rows)}")
 
 
