@@ -260,8 +260,14 @@ def div_lt(x: UOp, a: UOp, b: UOp) -> UOp | None:
 
 
 def gep_alu(g: UOp, alu: UOp) -> UOp | None:
-    """GEP(op(a, b), i) → op(GEP(a, i), GEP(b, i)) for values (not pointers)."""
+    """GEP(op(a, b), i) → op(GEP(a, i), GEP(b, i)) for values (not pointers). Not through a float
+    ADD, MUL or MAX tree over reductions: the lanes of a reduction's accumulators are extracted only
+    after the accumulators are combined (`opts.reduce`), and pushed through, each lane would be
+    combined on its own (a softmax row's max: 24 scalar maxes where 3 vector ones do)."""
     if isinstance(g.dtype, dtypes.PtrDType) or isinstance(alu.dtype, dtypes.PtrDType):
+        return None
+    if alu.op in (Ops.ADD, Ops.MUL, Ops.MAX) and alu.dtype.is_float and \
+            all(s.op in (alu.op, Ops.REDUCE) for s in alu.src):
         return None
     n = len(g.arg)
     src = tuple(UOp(Ops.GEP, s.dtype.scalar.vec(n), (s,), g.arg) if s.dtype.count > 1 else s for s in alu.src)
