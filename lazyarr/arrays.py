@@ -27,7 +27,7 @@ import numpy as np
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.buffer_views import is_buffer_view, realized_for, view_buffer
 from lazyarr.compiler.schedule import create_schedule
-from lazyarr.compiler.uop import Ops, UOp, _native
+from lazyarr.compiler.uop import Ops, UOp, native_module
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index
 from lazyarr.realize import realized, replay, run, schedule_realize, stages_first, walk_for_realize
@@ -533,7 +533,7 @@ def hold(t: Array) -> None:
 
 # ---- graph-building helpers used by the namespace modules ------------------------------------
 
-_record_array = getattr(_native, "record_array", None)   # (compiler/record_native.c: _from_uop in C)
+_record_array = getattr(native_module, "record_array", None)   # (compiler/record_native.c: _from_uop in C)
 
 
 def wrap(uop: UOp, device: Device) -> Array:

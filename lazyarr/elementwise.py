@@ -25,7 +25,7 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.buffer_views import is_buffer_view, view_buffer
-from lazyarr.compiler.uop import Ops, UOp, _native
+from lazyarr.compiler.uop import Ops, UOp, native_module
 from lazyarr.dtypes import DType
 from lazyarr.arrays import Array, grad_mode, make_view, wrap
 from lazyarr.creation import as_tensor, is_scalar
@@ -220,10 +220,10 @@ def fast_recorded(op: Ops, general: Any, reflected: bool = False, ints: bool = T
 
 
 # `x (op) c` and `x (op) y` of one shape, recorded in C (`compiler/record_native.c`)
-_record = getattr(_native, "record_binary", None)
-_record_unary = getattr(_native, "record_unary", None)
+_record = getattr(native_module, "record_binary", None)
+_record_unary = getattr(native_module, "record_unary", None)
 if _record is not None:
-    _native.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp,
+    native_module.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp,
                          (Ops.RESHAPE, Ops.EXPAND, Ops.MUL, Ops.REDUCE_AXIS, Ops.ADD, Ops.SHRINK, Ops.PAD, Ops.WHERE))
 
 

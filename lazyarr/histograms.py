@@ -27,7 +27,7 @@ from lazyarr.conversion import element
 from lazyarr.creation import as_tensor
 from lazyarr.graph import alu, cast_uop, const, expand_uop, gather_uop, lower_bound, reshape_uop, shrink_uop
 from lazyarr.sorting import argsort, sort
-from lazyarr.statistics import _scan, _shift_in, reduce
+from lazyarr.statistics import scan_uop, shift_in, reduce
 
 # below this many comparisons (elements x bins) the bins are counted directly
 DIRECT_WORK = 1 << 22
@@ -60,7 +60,7 @@ def _between_edges(values: Array, weights: Array | None, below: Callable[[UOp], 
     # summed in 64 bits, as NumPy's bincount sums the weights of equal bins
     wide = dtypes.complex128 if weights.dtype.is_complex else dtypes.float64
     w = cast_uop(gather_uop(weights.uop, [order]), wide)
-    running = _shift_in(UOp(Ops.CONTIGUOUS, w.dtype, (_scan(w, Ops.ADD, 0),)), 0)   # elements before position p
+    running = shift_in(UOp(Ops.CONTIGUOUS, w.dtype, (scan_uop(w, Ops.ADD, 0),)), 0)   # elements before position p
     totals = gather_uop(running, [at])
     return cast_uop(alu(Ops.SUB, _next(totals), _this(totals)), weights.dtype)
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp, _native
+from lazyarr.compiler.uop import Ops, UOp, native_module
 from lazyarr.creation import asarray
 from lazyarr.arrays import Array, check_writable, grad_mode, is_broadcast_view, mark_broadcast_view, wrap
 from lazyarr.graph import (alu, broadcast_shapes, cast_uop, const, expand_uop, flip_uop, pad_uop, reshape_uop,
@@ -82,7 +82,7 @@ def _position(k: Any, n: int, axis: int) -> int:
     return i % n
 
 
-_record_index = getattr(_native, "record_index", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
+_record_index = getattr(native_module, "record_index", None)   # (record_native.c; set up by lazyarr.elementwise)
 
 
 def getitem_int(x: Array, i: int) -> Array:

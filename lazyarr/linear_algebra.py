@@ -9,7 +9,7 @@ import operator
 from typing import Any, Sequence
 
 from lazyarr import dtypes, gpu_matmul
-from lazyarr.compiler.uop import Ops, UOp, _native
+from lazyarr.compiler.uop import Ops, UOp, native_module
 from lazyarr.elementwise import conj, multiply
 from lazyarr.manipulation import matrix_transpose, permute_dims, reshape
 from lazyarr.statistics import reduce
@@ -17,7 +17,7 @@ from lazyarr.arrays import Array, wrap
 from lazyarr.creation import as_tensor
 from lazyarr.graph import broadcast_shapes, cast_uop, const, expand_uop, normalize_axis, permute_uop, reshape_uop
 
-_record = getattr(_native, "record_matmul", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
+_record = getattr(native_module, "record_matmul", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
 
 __all__ = ["matmul", "tensordot", "vecdot", "dot", "vdot", "inner", "outer", "kron"]
 

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp, _native
+from lazyarr.compiler.uop import Ops, UOp, native_module
 from lazyarr.dtypes import DType
 from lazyarr.graph import broadcast_shapes as graph_broadcast_shapes
 from lazyarr.graph import (cast_uop, check_dimensions, const, expand_uop, flip_uop, gather_uop, normalize_axes,
@@ -295,7 +295,7 @@ def _integers(v: Any, what: str) -> tuple[int, ...]:
         raise TypeError(f"roll: {what} must be an integer or a tuple of integers, got {v!r}") from None
 
 
-_record_rolled = getattr(_native, "record_rolled", None)   # (compiler/record_native.c; set up by lazyarr.elementwise)
+_record_rolled = getattr(native_module, "record_rolled", None)   # (record_native.c; set up by lazyarr.elementwise)
 
 
 def _rolled(u: UOp, a: int, s: int) -> UOp:

@@ -29,7 +29,7 @@ from lazyarr.elementwise import not_equal, where as _where3
 from lazyarr.graph import (alu, cast_uop, const, expand_uop, flip_uop, gather_uop, lower_bound, normalize_axis,
                            reshape_uop, shaped, shrink_uop, sorts_before)
 from lazyarr.manipulation import reshape, stack
-from lazyarr.statistics import _reduce_uop, _scan, reduce
+from lazyarr.statistics import reduce_uop, scan_uop, reduce
 from lazyarr.arrays import Array, realize, wrap
 from lazyarr.creation import as_tensor
 
@@ -46,7 +46,7 @@ def _arg_extreme(name: str, op: Ops, x: Any, axis: int | None, keepdims: bool) -
     if n == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence (axis {ax} has length 0)")
     kept = full[:ax] + (1,) + full[ax + 1:]
-    best = expand_uop(_reduce_uop(flat, op, ax, True, None), full)
+    best = expand_uop(reduce_uop(flat, op, ax, True, None), full)
     hit = shaped(UOp(Ops.CMPEQ, dtypes.bool_, (u, best)), full)
     if u.dtype.is_float:   # where the extreme is NaN (a NaN in the slice), the NaNs are the hits
         hit = shaped(UOp(Ops.WHERE, dtypes.bool_, (shaped(UOp(Ops.CMPNE, dtypes.bool_, (best, best)), full),
@@ -160,7 +160,7 @@ def nonzero_positions(x: Array) -> UOp:
         return const(0, dtypes.int64, (0,))
     hit = flat.uop if flat.dtype.is_bool else not_equal(flat, 0).uop
     ones = cast_uop(hit, dtypes.int64)
-    counts, total = wrap(_scan(ones, Ops.ADD, 0), x.device), reduce(wrap(ones, x.device), Ops.ADD, None)
+    counts, total = wrap(scan_uop(ones, Ops.ADD, 0), x.device), reduce(wrap(ones, x.device), Ops.ADD, None)
     realize(counts, total)
     k = int(element(total))
     targets = alu(Ops.ADD, cast_uop(UOp(Ops.IOTA, dtypes.index, (), k), dtypes.int64), 1)

@@ -22,7 +22,7 @@ from lazyarr.graph import (alu, cast_uop, const, expand_uop, gather_uop, lower_b
                            sorts_before)
 from lazyarr.searching import nonzero_positions
 from lazyarr.sorting import argsort
-from lazyarr.statistics import _scan
+from lazyarr.statistics import scan_uop
 
 
 class UniqueAllResult(NamedTuple):
@@ -69,7 +69,7 @@ def _unique(x: Any, want_inverse: bool) -> tuple[Array, Array, Array, Array | No
         found = lower_bound(values, flat, sorts_before)
         if x.dtype.is_float:   # each NaN is its own unique value, after the numbers, in its order
             is_nan = alu(Ops.CMPNE, flat, flat)
-            nans_before = alu(Ops.SUB, _scan(cast_uop(is_nan, dtypes.int64), Ops.ADD, 0), 1)
+            nans_before = alu(Ops.SUB, scan_uop(cast_uop(is_nan, dtypes.int64), Ops.ADD, 0), 1)
             found = alu(Ops.WHERE, is_nan, alu(Ops.ADD, found, nans_before), found)
         inverse = wrap(reshape_uop(cast_uop(found, index), x.shape), dev)
     return wrap(values, dev), wrap(cast_uop(indices, index), dev), wrap(cast_uop(counts, index), dev), inverse

@@ -23,7 +23,7 @@ import math
 from typing import Any
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import Ops, UOp, _native, reduce_identity
+from lazyarr.compiler.uop import Ops, UOp, native_module, reduce_identity
 from lazyarr.dtypes import DType
 from lazyarr.elementwise import maximum, minimum, not_equal, subtract, where as choose_where
 from lazyarr.manipulation import broadcast_to, concat, reshape
@@ -38,14 +38,14 @@ _NAMES = {Ops.ADD: "sum", Ops.MUL: "prod", Ops.MAX: "maximum", Ops.MIN: "minimum
 
 def reduce(x: Array, op: Ops, axis: Any = None, keepdims: bool = False, dtype: DType | None = None) -> Array:
     """The reduction `op` of x over `axis` (all axes when None), computed in `dtype`."""
-    return wrap(_reduce_uop(x, op, axis, keepdims, dtype), x.device)
+    return wrap(reduce_uop(x, op, axis, keepdims, dtype), x.device)
 
 
-# _reduce_uop's nodes for a float array, built in C (compiler/record_native.c); every reduction takes it
-_record = getattr(_native, "record_reduce", None)
+# reduce_uop's nodes for a float array, built in C (compiler/record_native.c); every reduction takes it
+_record = getattr(native_module, "record_reduce", None)
 
 
-def _reduce_uop(x: Array, op: Ops, axis: Any, keepdims: bool, dtype: DType | None) -> UOp:
+def reduce_uop(x: Array, op: Ops, axis: Any, keepdims: bool, dtype: DType | None) -> UOp:
     if _record is not None and (dtype is None or dtype is x.uop.dtype) and \
             (out := _record(x, op, axis, keepdims)) is not NotImplemented:
         return out   # (a float array of no empty axis: the nodes below, built in C)
@@ -151,7 +151,7 @@ def mean(x: Array, /, axis: Any = None, *, keepdims: bool = False) -> Array:
         return total / float(_count(x, axis))   # (a float array of no empty axis: the nodes below, in C)
     x = as_tensor(x)
     d = x.dtype if x.dtype.is_inexact else dtypes.default_float
-    total = _reduce_uop(x, Ops.ADD, axis, keepdims, d)
+    total = reduce_uop(x, Ops.ADD, axis, keepdims, d)
     n = _count(x, axis)
     if d.is_complex:   # each part divided by n (a complex division by n + 0j would mix the parts)
         parts = (alu(Ops.FDIV, p(total), float(n) if n else math.nan) for p in (real_part, imag_part))
@@ -265,7 +265,7 @@ def _shrink_last(u: UOp, begin: int, end: int) -> UOp:
     return shrink_uop(u, [(0, s) for s in u.shape[:-1]] + [(begin, end)])
 
 
-def _shift_in(u: UOp, value: Any) -> UOp:
+def shift_in(u: UOp, value: Any) -> UOp:
     """`value` followed by `u` along the last axis (by a where: a pad would put 0 there)."""
     shape = (*u.shape[:-1], u.shape[-1] + 1)
     first = expand_uop(alu(Ops.CMPEQ, UOp(Ops.IOTA, dtypes.index, (), shape[-1]), 0), shape)
@@ -273,7 +273,7 @@ def _shift_in(u: UOp, value: Any) -> UOp:
     return UOp(Ops.WHERE, u.dtype, (first, const(value, u.dtype, shape), shifted))
 
 
-def _scan(u: UOp, op: Ops, identity: Any) -> UOp:
+def scan_uop(u: UOp, op: Ops, identity: Any) -> UOp:
     """The inclusive scan of `u` (length n ≥ 1) along its last axis with `op` (ADD or MUL, whose
     identity is `identity`): a triangle for a short axis, blocks of _SCAN_BLOCK for a long one."""
     *lead, n = u.shape
@@ -292,8 +292,8 @@ def _scan(u: UOp, op: Ops, identity: Any) -> UOp:
     # recomputed for every element that reads them (exponential work in the number of levels).
     # "both": their adjoints too, for the same reason in the backward pass
     totals = UOp(Ops.CONTIGUOUS, u.dtype, (reshape_uop(totals, (*lead, m - 1)),), "both")
-    before = UOp(Ops.CONTIGUOUS, u.dtype, (_scan(totals, op, identity),), "both")
-    before = _shift_in(before, identity)   # block 0 has nothing before it
+    before = UOp(Ops.CONTIGUOUS, u.dtype, (scan_uop(totals, op, identity),), "both")
+    before = shift_in(before, identity)   # block 0 has nothing before it
     out = alu(op, within, expand_uop(reshape_uop(before, (*lead, m, 1)), (*lead, m, block)))
     return _shrink_last(reshape_uop(out, (*lead, m * block)), 0, n)
 
@@ -316,9 +316,9 @@ def _cumulative(name: str, op: Ops, x: Array, axis: Any, dtype: Any, include_ini
     # scanned along the last axis, then moved back
     order = [a for a in range(x.ndim) if a != ax] + [ax]
     u = permute_uop(cast_uop(x.uop, d), order)
-    out = _scan(u, op, identity)
+    out = scan_uop(u, op, identity)
     if include_initial:
-        out = _shift_in(out, identity)
+        out = shift_in(out, identity)
     return wrap(permute_uop(out, [order.index(a) for a in range(x.ndim)]), x.device)
 
 

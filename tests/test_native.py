@@ -22,7 +22,7 @@ from lazyarr.runtime.device import Buffer
 from lazyarr.runtime.devices import get_device
 from tests.helpers import child_env
 
-native = uop._native
+native = uop.native_module
 needs_native = pytest.mark.skipif(native is None, reason="LAZYARR_NATIVE=0: the Python table is in use")
 f32 = dtypes.float32
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -186,7 +186,7 @@ def test_an_array_made_in_c_is_the_python_one():
     DETACH."""
     import lazyarr as xp
     from lazyarr.arrays import Array
-    from lazyarr.compiler.uop import _native
+    from lazyarr.compiler.uop import native_module
     x = xp.asarray([1.0, 2.0, 3.0])
     n = UOp(Ops.NEG, x.dtype, (x.uop,))
     a, b = wrap(n, x.device), Array._from_uop(n, x.device)
@@ -195,10 +195,10 @@ def test_an_array_made_in_c_is_the_python_one():
         [getattr(b, k) for k in ("_leaf_grad", "grad", "_released", "_viewof", "_views")]
     assert n._holder() is a   # (b found a live holder of its node: it left it)
     del a
-    c = _native.record_array(n, x.device)
+    c = native_module.record_array(n, x.device)
     assert n._holder() is c and c.tolist() == [-1.0, -2.0, -3.0]
     with pytest.raises(TypeError):
-        _native.record_array("not a node", x.device)
+        native_module.record_array("not a node", x.device)
     with xp.no_grad():
         assert wrap(n, x.device).uop.op is Ops.DETACH
 
@@ -389,7 +389,7 @@ for _ in range(4):
     loss.backward()
     opt.step()
     losses.append(float(loss))
-print(json.dumps({"native": uop._native is not None, "losses": losses, "w": w.numpy().tolist()}))
+print(json.dumps({"native": uop.native_module is not None, "losses": losses, "w": w.numpy().tolist()}))
 """
 
 
@@ -410,7 +410,7 @@ def test_the_python_fallback_trains_to_the_same_values():
 
 
 def test_without_a_compiler_lazyarr_warns_and_uses_the_python_table(tmp_path):
-    code = "import lazyarr.compiler.uop as u; print(u._native is None)"
+    code = "import lazyarr.compiler.uop as u; print(u.native_module is None)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env=child_env(ROOT, LAZYARR_CC="no-such-compiler", LAZYARR_NATIVE="1",
                                         LAZYARR_CACHE_DIR=str(tmp_path)))

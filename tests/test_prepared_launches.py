@@ -227,11 +227,11 @@ def test_the_buffer_pass_in_c_does_what_the_python_pass_does(counted, monkeypatc
 @pytest.mark.skipif(prepared._buffer_pass is None, reason="the buffers made in C (compiler/buffers_native.c)")
 def test_buffers_made_in_c_are_what_buffer_makes_and_give_their_memory_back():
     from lazyarr import dtypes
-    from lazyarr.compiler.uop import _native
+    from lazyarr.compiler.uop import native_module
     from lazyarr.runtime.device import Buffer
     cpu = xp.get_device("cpu")   # (the pool is the CPU device's, whatever device the tests run on)
     specs = ((5, dtypes.float64, cpu), (3, dtypes.int8, cpu), (0, dtypes.complex64, cpu))
-    made = _native.new_buffers(specs)
+    made = native_module.new_buffers(specs)
     for b, (size, dtype, device) in zip(made, specs):
         want = Buffer(device, size, dtype)
         assert type(b) is Buffer and all(getattr(b, k) is getattr(want, k) or getattr(b, k) == getattr(want, k)
@@ -242,7 +242,7 @@ def test_buffers_made_in_c_are_what_buffer_makes_and_give_their_memory_back():
     del b, made   # (dies: its memory goes to the pool, through the slots the C side reads)
     assert cpu._pooled_bytes == pooled + 40 and any(entry[0] is storage for entry in cpu._pool[40])
     with pytest.raises(TypeError):
-        _native.new_buffers([(5, dtypes.float64, cpu)])
+        native_module.new_buffers([(5, dtypes.float64, cpu)])
 
 
 @pytest.mark.parametrize("native", [True, False])

@@ -10,9 +10,9 @@ from hypothesis import given, strategies as st
 
 import lazyarr as xp
 from lazyarr import elementwise as ew, no_grad
-from lazyarr.compiler.uop import Ops, _native
+from lazyarr.compiler.uop import Ops, native_module
 
-needs_native = pytest.mark.skipif(_native is None, reason="LAZYARR_NATIVE=0: the Python path is in use")
+needs_native = pytest.mark.skipif(native_module is None, reason="LAZYARR_NATIVE=0: the Python path is in use")
 
 OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 DTYPES = [xp.float32, xp.float64, xp.int32, xp.int8, xp.uint8, xp.int64, xp.bool, xp.complex64, xp.float16]
@@ -360,6 +360,6 @@ def test_a_roll_in_c_refuses_what_is_no_roll():
     mask = xp.asarray(np.arange(6) >= 2).uop
     for a, s in ((1, 2), (-1, 2), (0, 0), (0, 6), (0, -1)):
         with pytest.raises(ValueError, match="record_rolled"):
-            _native.record_rolled(u, a, s, mask)
+            native_module.record_rolled(u, a, s, mask)
     with pytest.raises(TypeError):
-        _native.record_rolled(u, 0, 2, None)
+        native_module.record_rolled(u, 0, 2, None)

@@ -3,7 +3,7 @@ a realized value is read from then on, and whether a realized node's buffer serv
 on given devices."""
 from __future__ import annotations
 
-from lazyarr.compiler.uop import Ops, UOp, _native
+from lazyarr.compiler.uop import Ops, UOp, native_module
 from lazyarr.runtime.device import Buffer
 
 
@@ -22,7 +22,7 @@ def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
     return view
 
 
-_record_view = getattr(_native, "record_buffer_view", None)
+_record_view = getattr(native_module, "record_buffer_view", None)
 
 def under_reshapes(u: UOp) -> UOp:
     """The node u reshapes (u itself if it is no RESHAPE)."""

@@ -32,7 +32,7 @@ from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.stages import POSITIONAL_NODES
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _native, op_cost, scalar_var
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, native_module, op_cost, scalar_var
 from lazyarr.compiler.walk import Walked, structure_key
 from lazyarr.graph import call_result
 from lazyarr.dtypes import DType
@@ -40,8 +40,8 @@ from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime.devices import get_device
 from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
 
-_new_buffers = getattr(_native, "new_buffers", None)   # (Buffer()s made in C: bind_entry makes dozens a loop segment)
-_mark_points = getattr(_native, "mark_points", None)
+_new_buffers = getattr(native_module, "new_buffers", None)   # (Buffer()s made in C: dozens a loop segment)
+_mark_points = getattr(native_module, "mark_points", None)
 
 
 def is_constant(u: UOp) -> bool:

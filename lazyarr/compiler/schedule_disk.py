@@ -89,7 +89,7 @@ def encode(entry: Any) -> bytes | None:
         for item, refs in entry.kernels:
             if type(item) is not ScheduleItem or not _plain((item.sizes, item.scalars, item.slots, item._inplace)):
                 return None
-            hashed = cpu_compiler.graph_hash(item.ast) if item.device.name == "cpu" else None
+            hashed = cpu_compiler.graph_hash(item.ast) if item.device.plans_kernels else None
             kernels.append(((node(item.ast), item.device.name, item.sizes, item.outputs, item.scalars, item.slots,
                              item._inplace, hashed), refs))
     except _Unstorable:

@@ -68,7 +68,7 @@ def search(*tensors: Any, runs: int = 5) -> list[SearchResult]:
     items = create_schedule([(t.uop, t.device) for t in tensors]).items
     results = []
     for item in items:
-        if isinstance(item, ScheduleItem) and item.device.name == "cpu" and settings.opts:
+        if isinstance(item, ScheduleItem) and item.device.host_memory and settings.opts:
             result = _search_kernel(item, runs)
             if result is not None:
                 results.append(result)

@@ -46,7 +46,7 @@ import zlib
 from enum import Enum
 from typing import Any
 
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, _native, liftable
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, native_module, liftable
 
 FINGERPRINT_DEPTH = 3
 MAX_LEVELS = 24
@@ -79,8 +79,8 @@ def stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]]:
     """The values to realize before `roots` (on `device`), in dependency order, with their devices
     and their structure's fingerprints. (In C where the node table is: `stages_native.c`, the same
     anchors; this is the reference.)"""
-    if _native is not None:
-        return _native.stage_anchors(UOp(Ops.SINK, roots[0].dtype, tuple(roots)), device)
+    if native_module is not None:
+        return native_module.stage_anchors(UOp(Ops.SINK, roots[0].dtype, tuple(roots)), device)
     return py_stage_anchors(roots, device)
 
 
@@ -293,7 +293,7 @@ def _storage_device(view: UOp | None) -> Any:
     return view.arg.device if view is not None and view.op is Ops.BUFFER else None
 
 
-if _native is not None:
-    _native.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
+if native_module is not None:
+    native_module.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
                          _PASS_TO_REDUCTION, frozenset(_POSITIONS), POSITIONAL_NODES, Ops.CALL, Ops.COPY, Ops.NOOP,
                          Ops.SHRINK, Ops.REDUCE_AXIS, FINGERPRINT_DEPTH, MAX_LEVELS)

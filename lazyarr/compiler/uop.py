@@ -104,12 +104,12 @@ class GroupOp:
     Leaf = frozenset({Ops.BUFFER, Ops.CONST, Ops.IOTA, Ops.PARAM, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR})
 
 
-def _arg_key(arg: Any) -> Any:
+def arg_key(arg: Any) -> Any:
     # floats compare equal across signs of zero (0.0 == -0.0) but are different constants
     if isinstance(arg, float):
         return ("f", struct.pack("<d", arg) if arg == arg else "nan")
     if isinstance(arg, complex):
-        return ("c", _arg_key(arg.real), _arg_key(arg.imag))
+        return ("c", arg_key(arg.real), arg_key(arg.imag))
     return arg
 
 
@@ -224,7 +224,7 @@ class _PyNode:
 
     def __new__(cls, op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
         # dtypes are interned (never freed): keyed by identity, as hashing one is a Python call
-        key = (op, id(dtype), src, arg if type(arg) is not float and type(arg) is not complex else _arg_key(arg))
+        key = (op, id(dtype), src, arg if type(arg) is not float and type(arg) is not complex else arg_key(arg))
         ref = _interned.get(key)
         if ref is not None:
             found = ref()
@@ -247,10 +247,12 @@ class _PyNode:
         return s
 
 
-_native = native.load()
+# the node table's C module (`lazyarr.compiler.native`: the intern table, the walks, recording in C), or
+# None where it could not be built (the Python fallbacks then)
+native_module = native.load()
 
 
-class UOp(_PyNode if _native is None else _native.Node):
+class UOp(_PyNode if native_module is None else native_module.Node):
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical.
     Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad, _holder;
     its tensor-level `shape` is the base's."""
@@ -384,7 +386,7 @@ def _py_toposort(root: UOp, stop: Callable[[UOp], bool] | None = None) -> list[U
     return order
 
 
-_toposort = _py_toposort if _native is None else _native.toposort
+_toposort = _py_toposort if native_module is None else native_module.toposort
 
 
 def is_size_var(u: UOp) -> bool:
@@ -480,8 +482,8 @@ def stable_text(x: Any) -> str | None:
     return None
 
 
-if _native is not None:
-    _native.setup(_arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS,
+if native_module is not None:
+    native_module.setup(arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS,
                   ATOMS, (Ops, DType), Ops.RANGE, atom_number)
 
 
@@ -503,12 +505,12 @@ def size_var_index(u: UOp) -> int:
 
 def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = None) -> bool:
     """Whether the node (op, dtype, src, arg) is alive: something can still read it."""
-    ref = _interned.get((op, id(dtype), src, _arg_key(arg)))
+    ref = _interned.get((op, id(dtype), src, arg_key(arg)))
     return ref is not None and ref() is not None
 
 
-if _native is not None:   # (asked for each buffer of each realization)
-    node_exists = _native.node_exists   # noqa: F811
+if native_module is not None:   # (asked for each buffer of each realization)
+    node_exists = native_module.node_exists   # noqa: F811
 
 
 def pretty(u: UOp, limit: int = 60) -> str:

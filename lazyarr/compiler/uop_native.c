@@ -5,7 +5,7 @@
  *
  * Node: the base of uop.UOp. Building (op, dtype, src, arg) returns the live node of that key if
  * there is one. The table (open addressing, linear probing) holds the nodes' addresses by the hash
- * of their key (op and dtype by identity, the sources by identity, the arg by its key: uop._arg_key's
+ * of their key (op and dtype by identity, the sources by identity, the arg by its key: uop.arg_key's
  * equality, a float by its bits) and no reference: a node leaves the table when it is freed (or
  * cleared by the cycle collector) before anything else happens to it (its weak references'
  * callbacks run after), and a lookup passes over a node whose freeing is deferred. (A dict of key
@@ -24,7 +24,7 @@ typedef struct {
     PyObject *op, *dtype, *src, *arg;
     PyObject *shape, *ranges, *bounds, *view, *grad;   /* caches, read as None until set */
     PyObject *holder;                                  /* a weak reference to an array holding the node */
-    long long arg_atom;                                /* its arg key's atom (uop._arg_key's number in ATOMS), */
+    long long arg_atom;                                /* its arg key's atom (uop.arg_key's number in ATOMS), */
     int arg_atom_known;                                /* ... once a walk asked (ATOMS never renumbers) */
     Py_hash_t hash;                                    /* the key's hash */
     int in_table;                                      /* whether the table holds it */
@@ -34,7 +34,7 @@ typedef struct {
 } Node;
 
 static PyTypeObject NodeType;
-static PyObject *arg_key;            /* uop._arg_key: float and complex args are keyed by their bits */
+static PyObject *arg_key;            /* uop.arg_key: float and complex args are keyed by their bits */
 static PyObject *op_buffer;          /* Ops.BUFFER, set by setup() */
 static PyObject *op_const;           /* Ops.CONST */
 static PyObject *liftable;           /* uop.liftable: whether a constant's value is a kernel argument */
@@ -48,7 +48,7 @@ static int walking;           /* a walk is running (its marks would be overwritt
 static PyObject *atoms;       /* uop.ATOMS: ops, dtypes, argument keys and device names -> their numbers */
 static PyObject *atom_number; /* uop.atom_number: a new atom's number (the same in every process) */
 
-/* uop._arg_key(x) of a float: ("f", its float64 bits, little-endian) or ("f", "nan") (a new
+/* uop.arg_key(x) of a float: ("f", its float64 bits, little-endian) or ("f", "nan") (a new
  * constant every step of a loop whose scalar changes: no call into Python for it). */
 static PyObject *float_key(double d) {
     static PyObject *f, *nan;
@@ -63,7 +63,7 @@ static PyObject *float_key(double d) {
     return key;
 }
 
-/* uop._arg_key(arg) (a new reference): float and complex arguments by their bits, any other
+/* uop.arg_key(arg) (a new reference): float and complex arguments by their bits, any other
  * itself. Walks use it as the arg's atom. */
 static PyObject *arg_key_of(PyObject *arg) {
     if (PyFloat_CheckExact(arg)) return float_key(PyFloat_AS_DOUBLE(arg));
@@ -112,7 +112,7 @@ static Py_hash_t key_hash(PyObject *op, PyObject *dtype, PyObject *src, PyObject
     return out == -1 ? 1 : out;
 }
 
-/* Whether two args have one key (_arg_key's equality); -1 with an error. May run Python (an arg's
+/* Whether two args have one key (arg_key's equality); -1 with an error. May run Python (an arg's
  * __eq__). */
 static int same_arg(PyObject *a, PyObject *b) {
     if (a == b) return 1;

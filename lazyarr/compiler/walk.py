@@ -9,7 +9,7 @@ from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.buffer_views import realized_for
-from lazyarr.compiler.uop import ATOMS, Ops, UOp, _arg_key, _native, atom_number, liftable
+from lazyarr.compiler.uop import ATOMS, Ops, UOp, arg_key, native_module, atom_number, liftable
 from lazyarr.runtime.device import Buffer, Device
 
 
@@ -30,8 +30,8 @@ def structure_key(roots: list[UOp], devices: list[Device], stop_after: int = 0) 
     _, names, in_order, serves = facts
     # the settings that change how a graph is scheduled and its kernels' code belong to its key
     config = settings.config()
-    if _native is not None:   # the same walk in C (lazyarr.compiler.native)
-        return Walked((in_order, config), *_native.walk(sink, serves, names, stop_after), devices)
+    if native_module is not None:   # the same walk in C (lazyarr.compiler.native)
+        return Walked((in_order, config), *native_module.walk(sink, serves, names, stop_after), devices)
     try:
         return Walked((in_order, config), *_walk(sink, names, stop_after), devices)
     except RecursionError:   # a graph deeper than the recursion limit: again, with a limit its size allows
@@ -116,7 +116,7 @@ def _walk(sink: UOp, names: set[str], stop_after: int = 0
         else:
             at = [index[s] for s in n.src] if at is None else at
             now_held = n._holder is not None and is_held(n)
-            words.extend((_atom(n.op), _atom(n.dtype), _atom(_arg_key(n.arg)), len(at), *at, int(now_held)))
+            words.extend((_atom(n.op), _atom(n.dtype), _atom(arg_key(n.arg)), len(at), *at, int(now_held)))
             if now_held:
                 held.append(n)
         order.append(n)

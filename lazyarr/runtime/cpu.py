@@ -38,8 +38,8 @@ from lazyarr.compiler.render_c import CRenderer, FastCRenderer
 from lazyarr.compiler.uop import is_generic
 from lazyarr.dtypes import DType
 from lazyarr.compiler.codegen import generate, kernel_name
-from lazyarr.runtime.cpu_compiler import (KernelPlan, TieredProgram, _background, _cached_program, compile_kernel,
-                                          fast_compiler_available, kernel_key, kernel_work)
+from lazyarr.runtime.cpu_compiler import (KernelPlan, TieredProgram, background_compiles, cached_program,
+                                          compile_kernel, fast_compiler_available, kernel_key, kernel_work)
 from lazyarr.runtime.cpu_program import CPUProgram, array_address
 from lazyarr.runtime.device import Buffer, Device
 from lazyarr.runtime.errors import CompileError
@@ -133,7 +133,7 @@ class CPUDevice(Device):
         ast, transcendentals = item.ast, settings.transcendentals
         name = kernel_name(ast)
         opt_key = kernel_key(ast, "opt", transcendentals)
-        prog = _cached_program(name, opt_key)
+        prog = cached_program(name, opt_key)
         if prog is not None:
             if settings.tiered and is_generic(ast):   # shape-generic: may still get code for its sizes
                 return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, prog, optimised=True))
@@ -143,7 +143,7 @@ class CPUDevice(Device):
             source = item.source
             return KernelPlan(lambda: self.compile(name, source, opt_key))
         fast_key = kernel_key(ast, "fast", transcendentals)
-        fast = _cached_program(name, fast_key)
+        fast = cached_program(name, fast_key)
         if fast is not None:
             return KernelPlan(lambda: TieredProgram(self, name, ast, transcendentals, fast))
         source = generate(ast, self._fast_renderer, transcendentals=transcendentals, opts=[]).source
@@ -159,7 +159,7 @@ class CPUDevice(Device):
     def optimise_later(self, name: str, ast: Any, transcendentals: str | None) -> Future:
         """Render the optimised kernel now and compile it on the background thread."""
         key = kernel_key(ast, "opt", transcendentals)
-        prog = _cached_program(name, key)
+        prog = cached_program(name, key)
         if prog is not None:   # in the disk cache: no codegen
             done: Future = Future()
             done.set_result(prog)
@@ -171,7 +171,8 @@ class CPUDevice(Device):
             failed.set_exception(e)
             _note_failure(name, failed)
             return failed
-        f = _background.submit(self.compile, name, source, key, "opt", settings.cache_dir if settings.cache else None)
+        cache_dir = settings.cache_dir if settings.cache else None
+        f = background_compiles.submit(self.compile, name, source, key, "opt", cache_dir)
         f.add_done_callback(lambda f: _note_failure(name, f))
         return f
 

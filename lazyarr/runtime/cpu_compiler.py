@@ -138,13 +138,13 @@ def fast_compiler_available(cc: str) -> bool:
     return shutil.which(cc) is not None
 
 
-_background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazyarr-optimise")
+background_compiles = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lazyarr-optimise")
 
 
 def wait_for_optimised() -> None:
     """Block until the optimised compiles asked for so far are done (benchmarks measure the tier a
     long-running program settles in; the compiles run one at a time, in order)."""
-    _background.submit(lambda: None).result()
+    background_compiles.submit(lambda: None).result()
 
 
 SPECIALISE_CALLS = 64   # calls with one set of sizes after which a shape-generic kernel is compiled for them
@@ -299,7 +299,7 @@ class KernelPlan:
         self.build = build
 
 
-def _cached_program(name: str, key: str) -> CPUProgram | None:
+def cached_program(name: str, key: str) -> CPUProgram | None:
     """The kernel loaded from disk cache entry `key` (graph-keyed: it has no source here), or None
     when there is no sound entry. Loaded on the caller's thread: an entry that dlopen refuses is
     removed and the caller compiles the kernel, which needs codegen on the thread owning the graph."""

@@ -25,7 +25,7 @@ from lazyarr import settings
 from lazyarr.compiler.uop import UOp
 from lazyarr.runtime.call_abi import as_numpy_args, c_wrapper, scalar_bits
 from lazyarr.runtime.device import RealView
-from lazyarr.runtime.items import CallItem, ScheduleItem
+from lazyarr.runtime.items import CallItem, CopyItem, ScheduleItem
 
 _programs: dict[tuple, Any] = {}
 _installed = [0]   # programs put in _programs so far: a memo of compile_all is good while it is unchanged
@@ -144,7 +144,7 @@ def _copy(buffers: list[Any]) -> None:
 
 
 def _compile(item: Any) -> Any:
-    if item.name == "copy" and item.ast is None:
+    if type(item) is CopyItem and item.ast is None:
         return _copy
     if not isinstance(item, CallItem):
         return item.device.compile(item.name, item.source)

@@ -32,7 +32,7 @@ import time
 from array import array
 from typing import Any, Callable
 
-from lazyarr.compiler.uop import _native
+from lazyarr.compiler.uop import native_module
 from lazyarr.runtime import device
 from lazyarr.runtime.cpu_program import CPUProgram, _ffi, address, array_address, scalar_words, threads_now
 from lazyarr.runtime.device import Buffer, RealView
@@ -42,10 +42,10 @@ from lazyarr.runtime.items import ScheduleItem
 from lazyarr.runtime.launch_plan import CallList, Slot, THREADS, _entry, is_c_launch
 
 _WORDS = _ffi.typeof("uintptr_t[]")
-_buffer_pass = getattr(_native, "buffer_pass", None)
+_buffer_pass = getattr(native_module, "buffer_pass", None)
 if _buffer_pass is not None:
-    _native.setup_buffers(RealView, Buffer, array_address)
-    device.release_storage = _native.release_buffer   # (a dying buffer's storage back to the pool in C)
+    native_module.setup_buffers(RealView, Buffer, array_address)
+    device.release_storage = native_module.release_buffer   # (a dying buffer's storage back to the pool in C)
 
 
 class PreparedLaunches:
