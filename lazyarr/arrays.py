@@ -223,6 +223,17 @@ class Array:
                     v._uop = v._viewof.replay(self._uop)
                     hold(v)
 
+    def release(self) -> None:
+        """Gradients will not flow through this array any more (its backward ran, or an optimizer's
+        step used it): a realization keeps only its value and lets its graph go."""
+        self._released = True
+
+    def set_state(self, value: UOp) -> None:
+        """Give this array, an optimizer's state (no leaf, no view), its next value `value`, through
+        which gradients may flow again."""
+        self._uop, self._released = value, False
+        hold(self)
+
     # ---- metadata, known without computing ---------------------------------------------------
     @property
     def shape(self) -> Shape:

@@ -126,13 +126,20 @@ def backward(self: Array, gradient: Any = None) -> None:
             t.grad = grad if t.grad is None else t.grad + grad
     # as in PyTorch, the graph is not kept for a second backward: once realized, self keeps only its
     # value; an optimizer's step realizes it with the update, so that it need not be recomputed
-    self._released = True
+    self.release()
     if not self.is_realized:
-        pending_outputs.add(self)
+        _pending_outputs.add(self)
 
 
-# tensors whose backward() ran and that are not realized yet (see Optimizer.step)
-pending_outputs: weakref.WeakSet = weakref.WeakSet()
+_pending_outputs: weakref.WeakSet = weakref.WeakSet()
+
+
+def take_pending_outputs() -> list[Array]:
+    """The tensors whose backward() ran since the last call and that are not realized yet (an
+    optimizer's step realizes them with its updates), forgotten here."""
+    outputs = list(_pending_outputs)
+    _pending_outputs.clear()
+    return outputs
 
 
 class no_grad:

@@ -14,12 +14,12 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from lazyarr.autograd import pending_outputs
+from lazyarr.autograd import take_pending_outputs
 from lazyarr.capture import on_replay
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, zeros_like
 from lazyarr.graph import const, expand_uop, reshape_uop, shrink_uop
-from lazyarr.arrays import Array, hold as arrays_hold, realize, wrap
+from lazyarr.arrays import Array, realize, wrap
 
 # The updates are written with graph nodes directly rather than with Tensor operators: every step
 # records them again, and the operators' checks, promotion and broadcasting (which these operands of
@@ -42,8 +42,7 @@ def _keep(state: dict, key: int, value: UOp, p: Array) -> Array:
     if t is None:
         t = state[key] = wrap(value, p.device)
     else:
-        t._uop, t._released = value, False
-        arrays_hold(t)
+        t.set_state(value)
     return t
 
 
@@ -76,12 +75,9 @@ class Optimizer:
         # no DETACH is needed on the values the update reads: the results are realized below and only
         # their values are kept (the parameters are leaves, the state and the gradients are released)
         state = [t for p in with_grad for t in self._update(p, p.uop, p.grad.uop)]
-        outputs = list(pending_outputs)
-        pending_outputs.clear()
-        for g in grads:   # used by the step: no further gradients through them, keep only values
-            g._released = True
-        for t in state:   # only their values matter (realize need not ask whether gradients flow through them)
-            t._released = True
+        outputs = take_pending_outputs()
+        for t in grads + state:   # used by the step / only their values matter: no further gradients through them
+            t.release()
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
 
