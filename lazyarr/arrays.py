@@ -27,10 +27,10 @@ import numpy as np
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.buffer_views import is_buffer_view, realized_for, view_buffer
 from lazyarr.compiler.schedule import create_schedule
-from lazyarr.compiler.uop import Ops, UOp, native_module
+from lazyarr.compiler.uop import Ops, UOp, native_module, realized
 from lazyarr.dtypes import DType
 from lazyarr.ops import source_index
-from lazyarr.realize import realized, replay, run, schedule_realize, stages_first, walk_for_realize
+from lazyarr.realize import replay, run, schedule_realize, stages_first, walk_for_realize
 from lazyarr.runtime.device import Buffer, Device
 
 Shape = tuple[int, ...]
@@ -461,7 +461,7 @@ def _realize_unique(tensors: tuple[Array, ...]) -> None:
         hook(tensors)
     unique = list({id(t): t for t in tensors}.values()) if len(tensors) > 1 else tensors
     todo = [t for t in unique if not is_buffer_view(t._uop) and
-            not ((view := t._uop._view) is not None and realized_for(t._uop, view, {t.device.name}))]
+            not ((view := realized.get(t._uop)) is not None and realized_for(t._uop, view, {t.device.name}))]
     if not todo:
         return
     # Python's collector paused while realizing: a realization makes thousands of objects (nodes,

@@ -45,8 +45,7 @@ from lazyarr import arrays
 from lazyarr.arrays import Array, _take_buffers, realize, wrap
 from lazyarr.calls import signature
 from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, view_buffer
-from lazyarr.compiler.uop import Ops, UOp
-from lazyarr.realize import realized
+from lazyarr.compiler.uop import Ops, UOp, realized
 from lazyarr.runtime import executor
 from lazyarr.runtime.cpu_program import address, array_address
 from lazyarr.runtime.device import Buffer, RealView, recording_launches
@@ -152,7 +151,7 @@ def _chain(u: UOp) -> tuple[list[UOp], Buffer | None]:
     nodes = []
     while True:
         nodes.append(u)
-        v = u._view
+        v = realized.get(u)
         if v is not None and v is not u:
             u = v
         elif u.op is Ops.BUFFER:

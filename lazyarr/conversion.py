@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lazyarr.compiler.uop import Ops, UOp
+from lazyarr.compiler.uop import Ops, UOp, realized
 from lazyarr.dtypes import python_value
 from lazyarr.ops import source_index
 from lazyarr.arrays import host_read_hooks, realize, wrap
@@ -36,13 +36,13 @@ def element(t: Any) -> Any:
         storage = buf.storage
         if type(storage) is np.ndarray and buf.device.host_memory and storage.dtype is buf.dtype.np:
             return storage.item(0)   # (a reshape keeps the size: one element)
-    if u.op is Ops.RESHAPE and u._view is None and u.src[0]._view is None and u.src[0].op not in _READ_ON_HOST:
+    if u.op is Ops.RESHAPE and u not in realized and u.src[0] not in realized and u.src[0].op not in _READ_ON_HOST:
         del u   # (the graph let go of: its kernels may reuse the storage of what only it read)
         realize(t)   # a computed value of one element (a reduction's): computed into the array itself
         u = t.uop
     idx = [0] * len(t.shape)
     while True:
-        view = u._view   # (`realized`)
+        view = realized.get(u)
         if view is not None:
             u = view
         op = u.op

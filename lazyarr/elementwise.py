@@ -25,12 +25,11 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.buffer_views import is_buffer_view, view_buffer
-from lazyarr.compiler.uop import Ops, UOp, native_module
+from lazyarr.compiler.uop import Ops, UOp, native_module, realized
 from lazyarr.dtypes import DType
 from lazyarr.arrays import Array, grad_mode, make_view, wrap
 from lazyarr.creation import as_tensor, is_scalar
 from lazyarr.graph import _consts, alu, broadcast_shapes, cast_uop, const, expand_uop, imag_part, make_complex, real_part
-from lazyarr.realize import realized
 from lazyarr.runtime.device import Device
 
 KINDS = {"numeric": "biufc", "real": "biuf", "integer": "iu", "integer_or_bool": "biu", "float": "fc", "real_float": "f",

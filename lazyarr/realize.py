@@ -15,7 +15,7 @@ from lazyarr.compiler.schedule import (bind_and_mark, cache_composed, cached_ent
                                       is_constant)
 from lazyarr.compiler.walk import Walked, is_held, structure_key
 from lazyarr.compiler.stages import needs_stages, segment_ends, stage_anchors
-from lazyarr.compiler.uop import Ops, UOp, node_exists
+from lazyarr.compiler.uop import Ops, UOp, node_exists, realized
 from lazyarr.runtime.device import Buffer, Device, RealView
 from lazyarr.runtime import executor
 from lazyarr.runtime.items import CallItem, ScheduleItem
@@ -23,33 +23,6 @@ from lazyarr.runtime.prepared import PreparedLaunches
 
 
 PREPARE_AFTER = 1   # uses of a cached schedule after which its launches are prepared (the first: it came back)
-
-
-class _Realized:
-    """Computed node → the view of the buffer holding its value. Kept on the node (its `_view`
-    slot, which only this class reads and writes; the native walk stops at nodes that have one), so
-    an entry lives as long as the node does and a lookup is an attribute read. A node's value is a
-    function of the node alone (nodes are immutable and interned), so the memo is sound for every
-    array holding it; a write into an array gives that array a new node."""
-
-    def get(self, u: UOp, default: Any = None) -> Any:
-        v = u._view
-        return default if v is None else v
-
-    def __contains__(self, u: UOp) -> bool:
-        return u._view is not None
-
-    def __getitem__(self, u: UOp) -> UOp:
-        v = u._view
-        if v is None:
-            raise KeyError(u)
-        return v
-
-    def __setitem__(self, u: UOp, view: UOp) -> None:
-        u._view = view
-
-
-realized = _Realized()
 
 
 def buffer_readable(b: Buffer) -> bool:
@@ -134,7 +107,7 @@ def replay(outputs: list[UOp], walked: Walked) -> tuple[list[UOp], list[UOp], Ca
     stored = [walked.order[i] for i, _ in entry.kept] if entry.kept else []
     for u, view in zip(outputs + stored if stored else outputs, views):   # (held values last)
         if u is not view and not is_constant(u):
-            u._view = view
+            realized[u] = view
     return views[:len(outputs)] if stored else views, stored, \
         partial(launches.run, walked.inputs + new, [c.arg for c in walked.scalars], buffer_readable)
 
@@ -212,7 +185,7 @@ class _KeptAnchors:
             return
         for a in [a for a in self.anchors if a not in read and not is_held(a)]:
             self.nbytes -= self.anchors.pop(a)
-            a._view = None
+            realized.forget(a)
 
 
 def _count_use(entry: Any, programs: list[Any], n_inputs: int, n_scalars: int) -> None:
@@ -235,5 +208,5 @@ def run(items: list[ScheduleItem], programs: list[Any] | None = None, marked: li
         executor.run(items, buffer_readable, programs)
     except BaseException:
         for p in marked:
-            p._view = None
+            realized.forget(p)
         raise

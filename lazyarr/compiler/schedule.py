@@ -1,7 +1,7 @@
 """The scheduler: which values become buffers (fusion decisions), and the kernels that fill them.
 
 Given the tensor graphs to realize, in order:
-1. every node already realized is replaced by a view of its buffer (`lazyarr.realize.realized`
+1. every node already realized is replaced by a view of its buffer (`uop.realized`
    maps computed nodes to their buffers, weakly: an entry lives as long as the node does), and the graph is
    brought to prepared form (`prepare`: markers dropped, empty values folded, large reductions
    split);
@@ -32,7 +32,7 @@ from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.stages import POSITIONAL_NODES
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, native_module, op_cost, scalar_var
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, native_module, op_cost, realized, scalar_var
 from lazyarr.compiler.walk import Walked, structure_key
 from lazyarr.graph import call_result
 from lazyarr.dtypes import DType
@@ -233,7 +233,7 @@ def held_values(held: list[UOp], roots: list[UOp]) -> list[tuple[UOp, Device]]:
             continue
         while n.op in GroupOp.Movement:
             n = n.src[0]
-        if n in skip or n._view is not None or n.op in GroupOp.Leaf or n.op is Ops.CALL or not n.dtype.itemsize:
+        if n in skip or n in realized or n.op in GroupOp.Leaf or n.op is Ops.CALL or not n.dtype.itemsize:
             continue
         skip.add(n)
         if n.size and not _cheap(n, stored):
@@ -251,7 +251,7 @@ def _cheap(n: UOp, stored: set[UOp]) -> bool:
         if u in seen:
             continue
         seen.add(u)
-        if u is not n and (u._view is not None or u in stored):
+        if u is not n and (u in realized or u in stored):
             continue
         if u.op in (Ops.REDUCE_AXIS, Ops.CALL_RESULT):
             return False
@@ -328,11 +328,11 @@ def bind_entry(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp]
 
 def bind_and_mark(entry: CachedSchedule, inputs: list[Buffer], order: list[UOp]) -> tuple[list[Buffer], list[UOp]]:
     """bind_entry's new buffers and outputs' views, its realize points marked computed (their
-    `_view`s set) instead of returned (in C where it is built: a loop's segment marks dozens)."""
+    views in `realized`) instead of returned (in C where it is built: a loop's segment marks dozens)."""
     if _mark_points is None:
         new, views, points = bind_entry(entry, inputs, order)
         for p, view in points.items():
-            p._view = view
+            realized[p] = view
         return new, views
     new, views = _bound(entry, inputs)
     if entry.points:

@@ -46,7 +46,7 @@ import zlib
 from enum import Enum
 from typing import Any
 
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, native_module, liftable
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, liftable, native_module, realized
 
 FINGERPRINT_DEPTH = 3
 MAX_LEVELS = 24
@@ -56,7 +56,7 @@ _NOT_VALUES = GroupOp.Movement | {Ops.NOOP, Ops.DETACH, Ops.CALL, Ops.CONTIGUOUS
 
 def graph_nodes(roots: list[UOp]) -> list[UOp]:
     """The nodes of the graph under `roots` not yet realized, sources first (a realized node is a leaf)."""
-    return UOp(Ops.SINK, roots[0].dtype, tuple(roots)).toposort(lambda u: u._view is not None)[:-1]
+    return UOp(Ops.SINK, roots[0].dtype, tuple(roots)).toposort(realized.__contains__)[:-1]
 
 
 def needs_stages(order: list[UOp], limit: int) -> bool:
@@ -71,7 +71,7 @@ def needs_stages(order: list[UOp], limit: int) -> bool:
         n = 1 + sum(region.get(s, 0) for s in u.src)
         if n > limit:
             return True
-        region[u] = 0 if u.op in (Ops.CONTIGUOUS, Ops.COPY) or u._view is not None else n
+        region[u] = 0 if u.op in (Ops.CONTIGUOUS, Ops.COPY) or u in realized else n
     return False
 
 
@@ -104,12 +104,13 @@ def py_stage_anchors(roots: list[UOp], device: Any) -> list[tuple[UOp, Any, int]
         # shapes and movement args are tuples of ints, whose hashes are stable already)
         own = hash((op.value, _dtype_hash(u.dtype), shape, 0 if arg is None or op is BUFFER or liftable(u)
                     else hash(arg) if op in GroupOp.Movement else stable_hash(arg)))
-        if u._view is not None or not u.src:   # a leaf
-            dev = arg.device if op is BUFFER else _storage_device(u._view) if u._view is not None else None
+        view = realized.get(u)
+        if view is not None or not u.src:   # a leaf
+            dev = arg.device if op is BUFFER else _storage_device(view) if view is not None else None
             if op is not BUFFER and op is not NOOP and dev is not device:   # (a value realized elsewhere)
                 dev = None
-            info[u] = ((own,) * (FINGERPRINT_DEPTH + 1), 0, math.prod(shape), dev, dev is None and u._view is not None)
-            positional[u] = 1 if u._view is None and op in _POSITIONS else 0
+            info[u] = ((own,) * (FINGERPRINT_DEPTH + 1), 0, math.prod(shape), dev, dev is None and view is not None)
+            positional[u] = 1 if view is None and op in _POSITIONS else 0
             continue
         if op is not Ops.REDUCE_AXIS and all(positional[s] for s in u.src):
             ops = 1 + sum(positional[s] for s in u.src)
@@ -218,7 +219,7 @@ def reduction_inputs(order: list[UOp]) -> set[UOp]:
     not an array of its own."""
     reduced: set[UOp] = set()
     for u in reversed(order):
-        if u._view is None and (u.op is Ops.REDUCE_AXIS or u in reduced and u.op in _PASS_TO_REDUCTION):
+        if u not in realized and (u.op is Ops.REDUCE_AXIS or u in reduced and u.op in _PASS_TO_REDUCTION):
             reduced.update(u.src)
     return reduced
 
@@ -230,7 +231,7 @@ def summed_once(order: list[UOp]) -> set[UOp]:
     readers: dict[UOp, int] = {}
     summed = set()
     for u in order:
-        if u._view is None:
+        if u not in realized:
             for s in u.src:
                 readers[s] = readers.get(s, 0) + 1
             if u.op is Ops.REDUCE_AXIS:
@@ -247,7 +248,7 @@ def read_apart(order: list[UOp]) -> set[UOp]:
     shared: dict[UOp, int] = {}
     moved: set[UOp] = set()
     for u in reversed(order):   # (readers before what they read)
-        if u._view is None:
+        if u not in realized:
             movement = u.op in GroupOp.Movement
             weight = shared.get(u, 0) if movement else 1
             if movement or u.op is Ops.REDUCE_AXIS:

@@ -256,7 +256,7 @@ class UOp(_PyNode if native_module is None else native_module.Node):
     """One node of the graph. Build with `UOp(op, dtype, src, arg)`; equal nodes are identical.
     Its fields are op, dtype, src, arg and the caches _shape, _ranges, _bounds, _view, _grad, _holder;
     its tensor-level `shape` is the base's."""
-    # _view: the view of the buffer holding the node's value once computed (`lazyarr.realize.realized`);
+    # _view: the view of the buffer holding the node's value once computed (`realized`, below);
     # _grad: whether it depends on a tensor that requires gradients (`array.graph_requires_grad`);
     # _holder: a weak reference to an array whose value the node is (`arrays.hold`), so that a
     # realization stores the values that live arrays still hold (`lazyarr.realize.held_values`)
@@ -511,6 +511,39 @@ def node_exists(op: Ops, dtype: DType, src: tuple[UOp, ...] = (), arg: Any = Non
 
 if native_module is not None:   # (asked for each buffer of each realization)
     node_exists = native_module.node_exists   # noqa: F811
+
+
+class Realized:
+    """Computed node → the view of the buffer holding its value (`realized`, the one instance).
+    Kept on the node (its `_view` slot, which only this class reads and writes; the native walks
+    stop at nodes that have one), so an entry lives as long as the node does and a lookup is an
+    attribute read. A node's value is a function of the node alone (nodes are immutable and
+    interned), so the memo is sound for every array holding it; a write into an array gives that
+    array a new node. Realization (`lazyarr.realize`, `schedule.bind_and_mark`) writes it; the
+    scheduler's walks, the stages and the arrays read it."""
+
+    def get(self, u: UOp, default: Any = None) -> Any:
+        v = u._view
+        return default if v is None else v
+
+    def __contains__(self, u: UOp) -> bool:
+        return u._view is not None
+
+    def __getitem__(self, u: UOp) -> UOp:
+        v = u._view
+        if v is None:
+            raise KeyError(u)
+        return v
+
+    def __setitem__(self, u: UOp, view: UOp) -> None:
+        u._view = view
+
+    def forget(self, u: UOp) -> None:
+        """u counts as not computed again (its buffer is freed, or was never filled)."""
+        u._view = None
+
+
+realized = Realized()
 
 
 def pretty(u: UOp, limit: int = 60) -> str:

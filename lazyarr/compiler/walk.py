@@ -9,7 +9,7 @@ from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler.buffer_views import realized_for
-from lazyarr.compiler.uop import ATOMS, Ops, UOp, arg_key, native_module, atom_number, liftable
+from lazyarr.compiler.uop import ATOMS, Ops, UOp, arg_key, atom_number, liftable, native_module, realized
 from lazyarr.runtime.device import Buffer, Device
 
 
@@ -129,7 +129,7 @@ def _walk(sink: UOp, names: set[str], stop_after: int = 0
         i = get(n)
         if i is not None:
             return i
-        view = n._view   # (constants realized on another device are computed again here)
+        view = realized.get(n)   # (constants realized on another device are computed again here)
         if view is not None and view is not n and realized_for(n, view, names):
             resolved[n] = view
             if view not in index:   # the view's BUFFER and reshapes
