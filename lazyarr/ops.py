@@ -86,8 +86,9 @@ class Elementwise(OpDef):
     dtype otherwise."""
 
     def __init__(self, op: Ops, int_fold: Callable | None = None, float_fold: Callable | None = None,
-                 grad: Gradient | None = None, kinds: str = "biufc"):
+                 grad: Gradient | None = None, kinds: str = "biufc", holomorphic: bool = False, cost: int = 1):
         self.op, self.int_fold, self.float_fold, self.grad, self.kinds = op, int_fold, float_fold, grad, kinds
+        self.holomorphic, self.cost = holomorphic, cost
         # the result has the sources' dtype: checked without the general rule
         self.plain = op not in GroupOp.Comparison and op is not Ops.ABS and op is not Ops.WHERE
 
@@ -177,93 +178,93 @@ def _rsqrt_of(x: UOp) -> UOp:
     return alu(Ops.RECIP, alu(Ops.SQRT, x))
 
 
-def _unary(op: Ops, float_fold: Callable | None, derivative: Callable[[UOp, UOp], UOp], int_fold=None) -> Elementwise:
+def _unary(op: Ops, float_fold: Callable | None, derivative: Callable[[UOp, UOp], UOp], int_fold=None,
+           **facts: Any) -> Elementwise:
     """An op whose local gradient is adjoint · derivative(x, y)."""
-    return Elementwise(op, int_fold, float_fold, lambda y, i, g: alu(Ops.MUL, g, derivative(y.src[0], y)))
+    return Elementwise(op, int_fold, float_fold, lambda y, i, g: alu(Ops.MUL, g, derivative(y.src[0], y)), **facts)
 
 
-def _zero_grad(op: Ops, int_fold: Callable | None = None, float_fold: Callable | None = None) -> Elementwise:
-    return Elementwise(op, int_fold, float_fold, None)
+def _function(op: Ops, derivative: Callable[[UOp, UOp], UOp], holomorphic: bool = True,
+              kinds: str = "fc") -> Elementwise:
+    """A floating-point function computed by polynomial approximations and range reductions (or
+    the target's library): a function's cost, no exact folding."""
+    return _unary(op, None, derivative, kinds=kinds, holomorphic=holomorphic, cost=FUNCTION_COST)
+
+
+def _zero_grad(op: Ops) -> Elementwise:   # (rounding: float and complex kinds)
+    return Elementwise(op, None, None, None, kinds="fc")
+
+
+# the records' facts: `kinds`, the dtype kinds an op takes (floating-point functions, integer
+# arithmetic and bits, ordered comparisons: complex numbers have no order); `holomorphic`, the op's
+# real rule serves complex values (holomorphic, or linear with real coefficients: see
+# OpDef.complex_gradient; |z| has a rule of its own). An op taking complex values has its lowering
+# to real ones in lazyarr.compiler.complex (tests/test_complex.py checks each)
+FC, F, IU, BIU, BIUF = "fc", "f", "iu", "biu", "biuf"
 
 
 ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
-    Elementwise(Ops.NEG, operator.neg, operator.neg, lambda y, i, g: alu(Ops.NEG, g)),
-    Elementwise(Ops.NOT, lambda a: (not a) if isinstance(a, bool) else ~a),
+    Elementwise(Ops.NEG, operator.neg, operator.neg, lambda y, i, g: alu(Ops.NEG, g), holomorphic=True),
+    Elementwise(Ops.NOT, lambda a: (not a) if isinstance(a, bool) else ~a, kinds=BIU),
     _unary(Ops.ABS, abs, lambda x, y: _sign(x), int_fold=abs),
-    _unary(Ops.SQRT, np.sqrt, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, y, 2))),
-    _unary(Ops.RECIP, lambda a: a.dtype.type(1) / a, lambda x, y: alu(Ops.NEG, alu(Ops.MUL, y, y))),
-    _unary(Ops.EXP, None, lambda x, y: y),
-    _unary(Ops.EXP2, None, lambda x, y: alu(Ops.MUL, y, LN2)),
-    _unary(Ops.EXPM1, None, lambda x, y: alu(Ops.ADD, y, 1)),
-    _unary(Ops.LOG, None, lambda x, y: alu(Ops.RECIP, x)),
-    _unary(Ops.LOG2, None, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, x, LN2))),
-    _unary(Ops.LOG10, None, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, x, LN10))),
-    _unary(Ops.LOG1P, None, lambda x, y: alu(Ops.RECIP, alu(Ops.ADD, x, 1))),
-    _unary(Ops.SIN, None, lambda x, y: alu(Ops.COS, x)),
-    _unary(Ops.COS, None, lambda x, y: alu(Ops.NEG, alu(Ops.SIN, x))),
-    _unary(Ops.TAN, None, lambda x, y: alu(Ops.ADD, alu(Ops.MUL, y, y), 1)),
-    _unary(Ops.ASIN, None, lambda x, y: _rsqrt_of(alu(Ops.SUB, 1, alu(Ops.MUL, x, x)))),
-    _unary(Ops.ACOS, None, lambda x, y: alu(Ops.NEG, _rsqrt_of(alu(Ops.SUB, 1, alu(Ops.MUL, x, x))))),
-    _unary(Ops.ATAN, None, lambda x, y: alu(Ops.RECIP, alu(Ops.ADD, alu(Ops.MUL, x, x), 1))),
-    _unary(Ops.SINH, None, lambda x, y: alu(Ops.COSH, x)),
-    _unary(Ops.COSH, None, lambda x, y: alu(Ops.SINH, x)),
-    _unary(Ops.TANH, None, lambda x, y: alu(Ops.SUB, 1, alu(Ops.MUL, y, y))),
-    _unary(Ops.ASINH, None, lambda x, y: _rsqrt_of(alu(Ops.ADD, alu(Ops.MUL, x, x), 1))),
-    _unary(Ops.ACOSH, None, lambda x, y: _rsqrt_of(alu(Ops.SUB, alu(Ops.MUL, x, x), 1))),
-    _unary(Ops.ATANH, None, lambda x, y: alu(Ops.RECIP, alu(Ops.SUB, 1, alu(Ops.MUL, x, x)))),
-    _unary(Ops.ERF, None, lambda x, y: alu(Ops.MUL, alu(Ops.EXP, alu(Ops.NEG, alu(Ops.MUL, x, x))), 2 / math.sqrt(math.pi))),
+    _unary(Ops.SQRT, np.sqrt, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, y, 2)), kinds=FC, holomorphic=True),
+    _unary(Ops.RECIP, lambda a: a.dtype.type(1) / a, lambda x, y: alu(Ops.NEG, alu(Ops.MUL, y, y)), kinds=FC,
+           holomorphic=True),
+    _function(Ops.EXP, lambda x, y: y),
+    _function(Ops.EXP2, lambda x, y: alu(Ops.MUL, y, LN2)),
+    _function(Ops.EXPM1, lambda x, y: alu(Ops.ADD, y, 1)),
+    _function(Ops.LOG, lambda x, y: alu(Ops.RECIP, x)),
+    _function(Ops.LOG2, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, x, LN2))),
+    _function(Ops.LOG10, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, x, LN10))),
+    _function(Ops.LOG1P, lambda x, y: alu(Ops.RECIP, alu(Ops.ADD, x, 1))),
+    _function(Ops.SIN, lambda x, y: alu(Ops.COS, x)),
+    _function(Ops.COS, lambda x, y: alu(Ops.NEG, alu(Ops.SIN, x))),
+    _function(Ops.TAN, lambda x, y: alu(Ops.ADD, alu(Ops.MUL, y, y), 1)),
+    _function(Ops.ASIN, lambda x, y: _rsqrt_of(alu(Ops.SUB, 1, alu(Ops.MUL, x, x)))),
+    _function(Ops.ACOS, lambda x, y: alu(Ops.NEG, _rsqrt_of(alu(Ops.SUB, 1, alu(Ops.MUL, x, x))))),
+    _function(Ops.ATAN, lambda x, y: alu(Ops.RECIP, alu(Ops.ADD, alu(Ops.MUL, x, x), 1))),
+    _function(Ops.SINH, lambda x, y: alu(Ops.COSH, x)),
+    _function(Ops.COSH, lambda x, y: alu(Ops.SINH, x)),
+    _function(Ops.TANH, lambda x, y: alu(Ops.SUB, 1, alu(Ops.MUL, y, y))),
+    _function(Ops.ASINH, lambda x, y: _rsqrt_of(alu(Ops.ADD, alu(Ops.MUL, x, x), 1))),
+    _function(Ops.ACOSH, lambda x, y: _rsqrt_of(alu(Ops.SUB, alu(Ops.MUL, x, x), 1))),
+    _function(Ops.ATANH, lambda x, y: alu(Ops.RECIP, alu(Ops.SUB, 1, alu(Ops.MUL, x, x)))),
+    _function(Ops.ERF, lambda x, y: alu(Ops.MUL, alu(Ops.EXP, alu(Ops.NEG, alu(Ops.MUL, x, x))), 2 / math.sqrt(math.pi)),
+              holomorphic=False, kinds=F),
     _zero_grad(Ops.FLOOR), _zero_grad(Ops.CEIL), _zero_grad(Ops.TRUNC), _zero_grad(Ops.RINT),
-    Elementwise(Ops.ADD, operator.add, operator.add, lambda y, i, g: g),
-    Elementwise(Ops.SUB, operator.sub, operator.sub, lambda y, i, g: g if i == 0 else alu(Ops.NEG, g)),
-    Elementwise(Ops.MUL, operator.mul, operator.mul, lambda y, i, g: alu(Ops.MUL, g, _other(y, i))),
+    Elementwise(Ops.ADD, operator.add, operator.add, lambda y, i, g: g, holomorphic=True),
+    Elementwise(Ops.SUB, operator.sub, operator.sub, lambda y, i, g: g if i == 0 else alu(Ops.NEG, g),
+                holomorphic=True),
+    Elementwise(Ops.MUL, operator.mul, operator.mul, lambda y, i, g: alu(Ops.MUL, g, _other(y, i)), holomorphic=True),
     Elementwise(Ops.FDIV, None, operator.truediv,
                 lambda y, i, g: alu(Ops.FDIV, g, y.src[1]) if i == 0
-                else alu(Ops.NEG, alu(Ops.FDIV, alu(Ops.MUL, g, y), y.src[1]))),
-    Elementwise(Ops.IDIV, c_idiv), Elementwise(Ops.MOD, _c_mod),
-    Elementwise(Ops.MAX, max, None, _minmax_share), Elementwise(Ops.MIN, min, None, _minmax_share),
-    Elementwise(Ops.POW, None, None, _pow_grad),
+                else alu(Ops.NEG, alu(Ops.FDIV, alu(Ops.MUL, g, y), y.src[1])), kinds=FC, holomorphic=True),
+    Elementwise(Ops.IDIV, c_idiv, kinds=IU), Elementwise(Ops.MOD, _c_mod, kinds=IU),
+    Elementwise(Ops.MAX, max, None, _minmax_share, kinds=BIUF),
+    Elementwise(Ops.MIN, min, None, _minmax_share, kinds=BIUF),
+    Elementwise(Ops.POW, None, None, _pow_grad, holomorphic=True, cost=FUNCTION_COST),
     Elementwise(Ops.ATAN2, None, None, lambda y, i, g: alu(Ops.FDIV, alu(Ops.MUL, g, y.src[1] if i == 0 else alu(Ops.NEG, y.src[0])),
-                                                           alu(Ops.ADD, alu(Ops.MUL, y.src[0], y.src[0]), alu(Ops.MUL, y.src[1], y.src[1])))),
-    Elementwise(Ops.HYPOT, None, None, lambda y, i, g: alu(Ops.MUL, g, alu(Ops.FDIV, y.src[i], y))),
+                                                           alu(Ops.ADD, alu(Ops.MUL, y.src[0], y.src[0]), alu(Ops.MUL, y.src[1], y.src[1]))),
+                kinds=F, cost=FUNCTION_COST),
+    Elementwise(Ops.HYPOT, None, None, lambda y, i, g: alu(Ops.MUL, g, alu(Ops.FDIV, y.src[i], y)), kinds=F),
     Elementwise(Ops.COPYSIGN, None, None,
-                lambda y, i, g: None if i else alu(Ops.MUL, g, alu(Ops.WHERE, alu(Ops.CMPEQ, y, y.src[0]), 1, -1, dtype=g.dtype))),
-    Elementwise(Ops.NEXTAFTER),
+                lambda y, i, g: None if i else alu(Ops.MUL, g, alu(Ops.WHERE, alu(Ops.CMPEQ, y, y.src[0]), 1, -1, dtype=g.dtype)),
+                kinds=F),
+    Elementwise(Ops.NEXTAFTER, kinds=F),
     Elementwise(Ops.FMOD, None, None, lambda y, i, g: g if i == 0 else
-                alu(Ops.NEG, alu(Ops.MUL, g, alu(Ops.TRUNC, alu(Ops.FDIV, y.src[0], y.src[1]))))),
-    Elementwise(Ops.AND, operator.and_), Elementwise(Ops.OR, operator.or_), Elementwise(Ops.XOR, operator.xor),
-    Elementwise(Ops.SHL, lambda a, b, d: _shift(a, b, d, True)),
-    Elementwise(Ops.SHR, lambda a, b, d: _shift(a, b, d, False)),
+                alu(Ops.NEG, alu(Ops.MUL, g, alu(Ops.TRUNC, alu(Ops.FDIV, y.src[0], y.src[1])))), kinds=F),
+    Elementwise(Ops.AND, operator.and_, kinds=BIU), Elementwise(Ops.OR, operator.or_, kinds=BIU),
+    Elementwise(Ops.XOR, operator.xor, kinds=BIU),
+    Elementwise(Ops.SHL, lambda a, b, d: _shift(a, b, d, True), kinds=IU),
+    Elementwise(Ops.SHR, lambda a, b, d: _shift(a, b, d, False), kinds=IU),
     Elementwise(Ops.WHERE, lambda c, a, b: a if c else b, None,
-                lambda y, i, g: None if i == 0 else alu(Ops.WHERE, y.src[0], g, 0) if i == 1 else alu(Ops.WHERE, y.src[0], 0, g)),
+                lambda y, i, g: None if i == 0 else alu(Ops.WHERE, y.src[0], g, 0) if i == 1 else alu(Ops.WHERE, y.src[0], 0, g),
+                holomorphic=True),
     Elementwise(Ops.MULACC, lambda a, b, c: a * b + c, None,
-                lambda y, i, g: g if i == 2 else alu(Ops.MUL, g, y.src[1 - i])),
-    *(Elementwise(op, fn) for op, fn in _cmp.items()),
+                lambda y, i, g: g if i == 2 else alu(Ops.MUL, g, y.src[1 - i]), kinds=BIUF, holomorphic=True),
+    *(Elementwise(op, fn, kinds=BIUF if op in (Ops.CMPLT, Ops.CMPLE) else "biufc") for op, fn in _cmp.items()),
 ]}
 assert set(ALU_DEFS) == set(GroupOp.ALU), set(GroupOp.ALU) - set(ALU_DEFS)
-# the ops whose real rules serve complex values (holomorphic, or linear with real coefficients: see
-# OpDef.complex_gradient); |z| has a rule of its own for complex z
-for _op in (Ops.NEG, Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.RECIP, Ops.SQRT, Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG,
-            Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN, Ops.SINH, Ops.COSH, Ops.TANH, Ops.ASIN, Ops.ACOS,
-            Ops.ATAN, Ops.ASINH, Ops.ACOSH, Ops.ATANH, Ops.POW, Ops.WHERE, Ops.MULACC):
-    ALU_DEFS[_op].holomorphic = True
-# the kinds each op takes (the rest take every kind): floating-point functions, integer arithmetic
-# and bits, ordered comparisons (complex numbers have no order). An op taking complex values has
-# its lowering to real ones in lazyarr.compiler.complex (tests/test_complex.py checks each)
-for _kinds, _ops in (("fc", (Ops.SQRT, Ops.RECIP, Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG10,
-                             Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN, Ops.ASIN, Ops.ACOS, Ops.ATAN, Ops.SINH,
-                             Ops.COSH, Ops.TANH, Ops.ASINH, Ops.ACOSH, Ops.ATANH, Ops.FDIV, Ops.FLOOR, Ops.CEIL,
-                             Ops.TRUNC, Ops.RINT)),
-                     ("f", (Ops.ERF, Ops.ATAN2, Ops.HYPOT, Ops.COPYSIGN, Ops.NEXTAFTER, Ops.FMOD)),
-                     ("iu", (Ops.IDIV, Ops.MOD, Ops.SHL, Ops.SHR)),
-                     ("biu", (Ops.NOT, Ops.AND, Ops.OR, Ops.XOR)),
-                     ("biuf", (Ops.CMPLT, Ops.CMPLE, Ops.MAX, Ops.MIN, Ops.MULACC))):
-    for _op in _ops:
-        ALU_DEFS[_op].kinds = _kinds
-# the functions computed by polynomial approximations and range reductions (or the target's library)
-for _op in (Ops.EXP, Ops.EXP2, Ops.EXPM1, Ops.LOG, Ops.LOG2, Ops.LOG10, Ops.LOG1P, Ops.SIN, Ops.COS, Ops.TAN,
-            Ops.ASIN, Ops.ACOS, Ops.ATAN, Ops.ATAN2, Ops.SINH, Ops.COSH, Ops.TANH, Ops.ASINH, Ops.ACOSH, Ops.ATANH,
-            Ops.ERF, Ops.POW):
-    ALU_DEFS[_op].cost = FUNCTION_COST
 
 
 class Leaf(OpDef):

@@ -40,9 +40,10 @@ from lazyarr.compiler.symbolic import BOOL, INTS, SIGNED, fits, symbolic_simple
 from lazyarr.compiler.uop import Ops, UOp
 
 P = UPat
-# the functions this stage has approximations of (what each costs is its OpDef's `cost`)
-TRANSCENDENTAL = frozenset({Ops.EXP2, Ops.EXP, Ops.EXPM1, Ops.LOG2, Ops.LOG, Ops.LOG1P, Ops.SIN, Ops.COS,
-                            Ops.TAN, Ops.TANH, Ops.POW})
+# the functions this stage has approximations of: the unary tables of both modules, and the trig
+# functions and pow, which take arguments of their own (`approximation`); SQRT is no
+# transcendental (what each costs is its OpDef's `cost`)
+TRANSCENDENTAL = frozenset(t64.UNARY.keys() | t32.UNARY.keys() | {Ops.SIN, Ops.COS, Ops.TAN, Ops.POW}) - {Ops.SQRT}
 
 
 @dataclass(frozen=True)
