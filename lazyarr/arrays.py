@@ -223,17 +223,6 @@ class Array:
                     v._uop = v._viewof.replay(self._uop)
                     hold(v)
 
-    def release(self) -> None:
-        """Gradients will not flow through this array any more (its backward ran, or an optimizer's
-        step used it): a realization keeps only its value and lets its graph go."""
-        self._released = True
-
-    def set_state(self, value: UOp) -> None:
-        """Give this array, an optimizer's state (no leaf, no view), its next value `value`, through
-        which gradients may flow again."""
-        self._uop, self._released = value, False
-        hold(self)
-
     # ---- metadata, known without computing ---------------------------------------------------
     @property
     def shape(self) -> Shape:
@@ -532,6 +521,19 @@ def _take_buffers(done: list[tuple[Array, UOp]]) -> None:
             hold(t)
         elif not _grad_leaves.data or t._released or not t.requires_grad:
             t._uop = view
+
+
+def release(t: Array) -> None:
+    """Gradients will not flow through array t any more (its backward ran, or an optimizer's step
+    used it): a realization keeps only its value and lets its graph go."""
+    t._released = True
+
+
+def set_state(t: Array, value: UOp) -> None:
+    """Give array t, an optimizer's state (no leaf, no view), its next value `value`, through which
+    gradients may flow again."""
+    t._uop, t._released = value, False
+    hold(t)
 
 
 def hold(t: Array) -> None:

@@ -126,7 +126,7 @@ def backward(self: Array, gradient: Any = None) -> None:
             t.grad = grad if t.grad is None else t.grad + grad
     # as in PyTorch, the graph is not kept for a second backward: once realized, self keeps only its
     # value; an optimizer's step realizes it with the update, so that it need not be recomputed
-    self.release()
+    _array.release(self)
     if not self.is_realized:
         _pending_outputs.add(self)
 

@@ -19,7 +19,7 @@ from lazyarr.capture import on_replay
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.creation import asarray, zeros_like
 from lazyarr.graph import const, expand_uop, reshape_uop, shrink_uop
-from lazyarr.arrays import Array, realize, wrap
+from lazyarr.arrays import Array, realize, release, set_state, wrap
 
 # The updates are written with graph nodes directly rather than with Tensor operators: every step
 # records them again, and the operators' checks, promotion and broadcasting (which these operands of
@@ -42,7 +42,7 @@ def _keep(state: dict, key: int, value: UOp, p: Array) -> Array:
     if t is None:
         t = state[key] = wrap(value, p.device)
     else:
-        t.set_state(value)
+        set_state(t, value)
     return t
 
 
@@ -77,7 +77,7 @@ class Optimizer:
         state = [t for p in with_grad for t in self._update(p, p.uop, p.grad.uop)]
         outputs = take_pending_outputs()
         for t in grads + state:   # used by the step / only their values matter: no further gradients through them
-            t.release()
+            release(t)
         # readers of the old parameters first, so that the updates can take over their storage
         realize(*outputs, *grads, *state, *with_grad)
 
