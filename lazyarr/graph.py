@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 from numpy.exceptions import AxisError
 
 from lazyarr import dtypes
-from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp
+from lazyarr.compiler.uop import OP_DEFS, Ops, UOp, alu_dtype, value_sources
 from lazyarr.dtypes import DType
 
 Shape = tuple[int, ...]
@@ -152,17 +152,17 @@ def _cast_value(v: Any, dtype: DType) -> Any:
 def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
     """A tensor-level ALU node of sources of one shape. Python scalars among them become constants
     of that shape and of the value sources' dtype (or `dtype` when every value is a scalar, as in
-    where(c, 1.0, 0.0)). The result's dtype is the op's rule (`OpDef.result_dtype`: comparisons are bool)."""
+    where(c, 1.0, 0.0)). The result's dtype is the op's rule (`uop.alu_dtype`: comparisons are bool)."""
     if dtype is None and len(srcs) == 2 and type(srcs[0]) is UOp and type(srcs[1]) is UOp:   # the common case
         a, b = srcs
-        u = UOp(op, dtypes.bool_ if op in GroupOp.Comparison else a.dtype, srcs)
+        u = UOp(op, alu_dtype(op, a.dtype), srcs)
         shape = a._shape
         if u._shape is None and shape is not None and b._shape == shape:   # the shape rule, inline
             OP_DEFS[op].check_dtypes(u)
             u._shape = shape
         return u
     shaped = [s for s in srcs if isinstance(s, UOp)]
-    values = [s for s in (srcs[1:] if op is Ops.WHERE else srcs) if isinstance(s, UOp)]
+    values = [s for s in value_sources(op, srcs) if isinstance(s, UOp)]
     if values:
         value_dtype = values[0].dtype
     else:
@@ -171,9 +171,7 @@ def alu(op: Ops, *srcs: UOp | Any, dtype: DType | None = None) -> UOp:
     shape = shaped[0].shape
     full = [s if isinstance(s, UOp) else const(s, dtypes.bool_ if op is Ops.WHERE and i == 0 else value_dtype, shape)
             for i, s in enumerate(srcs)]
-    if dtype is None:
-        dtype = OP_DEFS[op].result_dtype(value_dtype)
-    return UOp(op, dtype, tuple(full))
+    return UOp(op, alu_dtype(op, value_dtype) if dtype is None else dtype, tuple(full))
 
 
 _broadcast: dict[tuple[Shape, ...], Shape] = {}   # shapes met → the shape they broadcast to

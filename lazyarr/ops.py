@@ -18,7 +18,7 @@ import numpy as np
 
 from lazyarr import dtypes
 from lazyarr.compiler.ir_kernels import scatter_add, scatter_last
-from lazyarr.compiler.uop import FUNCTION_COST, OP_DEFS, GroupOp, Ops, UOp, c_idiv
+from lazyarr.compiler.uop import FUNCTION_COST, OP_DEFS, GroupOp, Ops, UOp, alu_dtype, c_idiv, value_sources
 from lazyarr.dtypes import DType
 from lazyarr.graph import (alu, cast_uop, conj_uop, const, expand_uop, flip_uop, gather_uop, imag_part, lower_bound,
                            make_complex, pad_uop, permute_uop, real_part, reshape_uop, shrink_uop)
@@ -97,20 +97,15 @@ class Elementwise(OpDef):
             return _complex_abs_grad(y, i, g)
         return super().complex_gradient(y, i, g)
 
-    def result_dtype(self, value_dtype: DType) -> DType:
-        if self.op in GroupOp.Comparison:
-            return dtypes.bool_
-        return dtypes.component(value_dtype) if self.op is Ops.ABS and value_dtype.is_complex else value_dtype
-
     def check_dtypes(self, u: UOp) -> None:
         """Raises TypeError when u's sources or u's dtype break the rule (checked with the shape)."""
         src, d = u.src, u.dtype
         if self.plain and len(src) < 3 and src[0].dtype is d and d.kind in self.kinds and (len(src) == 1 or src[1].dtype is d):
             return   # the common case (every optimizer update builds dozens), without the general rule
-        values = src[1:] if self.op is Ops.WHERE else src
+        values = value_sources(self.op, src)
         d = values[0].dtype
         if (d.kind not in self.kinds or any(s.dtype is not d for s in values)
-                or u.dtype is not self.result_dtype(d) or (self.op is Ops.WHERE and not u.src[0].dtype.is_bool)):
+                or u.dtype is not alu_dtype(self.op, d) or (self.op is Ops.WHERE and not u.src[0].dtype.is_bool)):
             raise TypeError(f"{self.op.name} of {', '.join(str(s.dtype) for s in u.src)} as {u.dtype}: its sources "
                             f"must share one dtype of kind {'/'.join(self.kinds)} (WHERE: and a bool condition)")
 

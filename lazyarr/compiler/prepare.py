@@ -59,7 +59,7 @@ from lazyarr import dtypes, settings
 from lazyarr.compiler.buffer_views import is_buffer_view
 from lazyarr.compiler.complex import lower_complex
 from lazyarr.compiler.patterns import PatternMatcher, UPat, graph_rewrite
-from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp, reduce_identity
+from lazyarr.compiler.uop import OP_DEFS, GroupOp, Ops, UOp, reduce_identity, value_sources
 from lazyarr.compiler.rangeify import index, linear_index, push_movement
 from lazyarr.compiler.symbolic import simplify
 from lazyarr.graph import alu, cast_uop, const, expand_uop, reshape_uop
@@ -245,11 +245,11 @@ def half_in_float(u: UOp) -> UOp | None:
     """An operation on float16 values computed in float32 and rounded to float16 once (NumPy's
     arithmetic on float16: each operation in float32, its result rounded), so that kernels hold
     float16 only in memory; comparisons of float16 compare the float32 values."""
-    values = u.src[1:] if u.op is Ops.WHERE else u.src
+    values = value_sources(u.op, u.src)
     if not any(s.dtype is dtypes.float16 for s in values) and u.dtype is not dtypes.float16:
         return None
-    f32 = [cast_uop(s, dtypes.float32) if s.dtype is dtypes.float16 else s for s in values]
-    src = (u.src[0], *f32) if u.op is Ops.WHERE else tuple(f32)
+    src = u.src[:len(u.src) - len(values)] + tuple(cast_uop(s, dtypes.float32) if s.dtype is dtypes.float16 else s
+                                                  for s in values)
     if u.dtype is dtypes.float16:
         return UOp(Ops.CAST, dtypes.float16, (u.replace(dtype=dtypes.float32, src=src),))
     return u.replace(src=src)

@@ -104,6 +104,19 @@ class GroupOp:
     Leaf = frozenset({Ops.BUFFER, Ops.CONST, Ops.IOTA, Ops.PARAM, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR})
 
 
+def value_sources(op: Ops, src: tuple) -> tuple:
+    """An ALU op's value sources: all of them but WHERE's condition (its source 0, a bool)."""
+    return src[1:] if op is Ops.WHERE else src
+
+
+def alu_dtype(op: Ops, value_dtype: DType) -> DType:
+    """The dtype rule of an ALU op whose value sources have `value_dtype`: a comparison gives bool,
+    |z| of a complex z its parts' type, any other op the values' dtype."""
+    if op in GroupOp.Comparison:
+        return dtypes.bool_
+    return dtypes.component(value_dtype) if op is Ops.ABS and value_dtype.is_complex else value_dtype
+
+
 def arg_key(arg: Any) -> Any:
     # floats compare equal across signs of zero (0.0 == -0.0) but are different constants
     if isinstance(arg, float):
@@ -316,7 +329,7 @@ class UOp(_PyNode if native_module is None else native_module.Node):
 
     def alu(self, op: Ops, *src: UOp, dtype: DType | None = None) -> UOp:
         if dtype is None:
-            dtype = dtypes.bool_ if op in GroupOp.Comparison else self.dtype
+            dtype = alu_dtype(op, self.dtype)
         return UOp(op, dtype, (self, *src))
 
     def _operand(self, x: UOp | int | float | bool) -> UOp:
