@@ -3,7 +3,7 @@ a realized value is read from then on, and whether a realized node's buffer serv
 on given devices."""
 from __future__ import annotations
 
-from lazyarr.compiler.uop import Ops, UOp, native_module
+from lazyarr.compiler.uop import Ops, UOp, native_module, under_reshapes
 from lazyarr.runtime.device import Buffer
 
 
@@ -23,13 +23,6 @@ def buffer_view(buf: Buffer, shape: tuple[int, ...]) -> UOp:
 
 
 _record_view = getattr(native_module, "record_buffer_view", None)
-
-def under_reshapes(u: UOp) -> UOp:
-    """The node u reshapes (u itself if it is no RESHAPE)."""
-    while u.op is Ops.RESHAPE:
-        u = u.src[0]
-    return u
-
 
 def is_buffer_view(u: UOp) -> bool:
     """Whether u is a buffer's elements in order: the BUFFER under reshapes only."""

@@ -27,12 +27,12 @@ from typing import Any
 
 from lazyarr import dtypes, settings
 from lazyarr.compiler import schedule_disk
-from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, under_reshapes, view_buffer
+from lazyarr.compiler.buffer_views import buffer_view, is_buffer_view, view_buffer
 from lazyarr.compiler.patterns import substitute
 from lazyarr.compiler.prepare import contiguous_view, prepare
 from lazyarr.compiler.rangeify import rangeify_kernel
 from lazyarr.compiler.stages import POSITIONAL_NODES
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, native_module, op_cost, realized, scalar_var
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, native_module, op_cost, realized, scalar_var, under_reshapes
 from lazyarr.compiler.walk import Walked, structure_key
 from lazyarr.graph import call_result
 from lazyarr.dtypes import DType

@@ -46,7 +46,7 @@ import zlib
 from enum import Enum
 from typing import Any
 
-from lazyarr.compiler.uop import GroupOp, Ops, UOp, liftable, native_module, realized
+from lazyarr.compiler.uop import GroupOp, Ops, UOp, liftable, native_module, realized, under_reshapes
 
 FINGERPRINT_DEPTH = 3
 MAX_LEVELS = 24
@@ -289,12 +289,11 @@ def _dtype_hash(d: Any) -> int:
 
 def _storage_device(view: UOp | None) -> Any:
     """The device of the buffer a realized marker (a leaf tensor's, which has storage) reads."""
-    while view is not None and view.op is Ops.RESHAPE:
-        view = view.src[0]
+    view = under_reshapes(view) if view is not None else None
     return view.arg.device if view is not None and view.op is Ops.BUFFER else None
 
 
 if native_module is not None:
     native_module.setup_stages(stable_hash, _storage_device, _NOT_VALUES, GroupOp.Movement, frozenset(_OWN_SIZE),
-                         _PASS_TO_REDUCTION, frozenset(_POSITIONS), POSITIONAL_NODES, Ops.CALL, Ops.COPY, Ops.NOOP,
-                         Ops.SHRINK, Ops.REDUCE_AXIS, FINGERPRINT_DEPTH, MAX_LEVELS)
+                               _PASS_TO_REDUCTION, frozenset(_POSITIONS), POSITIONAL_NODES, Ops.CALL, Ops.COPY,
+                               Ops.NOOP, Ops.SHRINK, Ops.REDUCE_AXIS, FINGERPRINT_DEPTH, MAX_LEVELS)

@@ -104,6 +104,13 @@ class GroupOp:
     Leaf = frozenset({Ops.BUFFER, Ops.CONST, Ops.IOTA, Ops.PARAM, Ops.DEFINE_GLOBAL, Ops.DEFINE_VAR})
 
 
+def under_reshapes(u: UOp) -> UOp:
+    """The node u reshapes (u itself if it is no RESHAPE)."""
+    while u.op is Ops.RESHAPE:
+        u = u.src[0]
+    return u
+
+
 def value_sources(op: Ops, src: tuple) -> tuple:
     """An ALU op's value sources: all of them but WHERE's condition (its source 0, a bool)."""
     return src[1:] if op is Ops.WHERE else src
