@@ -32,10 +32,15 @@ _installed = [0]   # programs put in _programs so far: a memo of compile_all is 
 _pool = ThreadPoolExecutor(max_workers=max(1, settings.threads), thread_name_prefix="lazyarr-compile")
 
 
+def _planned(item: Any) -> bool:
+    """Whether item's device plans its kernel from the graph (the CPU's tiers: `Device.plans_kernels`)."""
+    return type(item.ast) is UOp and item.device.plans_kernels
+
+
 def _program_key(item: Any) -> tuple:
-    """Kernels of devices that plan them (the CPU's tiers) are known by their graph and the settings
-    that change their code (`settings.config`), which costs no codegen; others by their source."""
-    if type(item.ast) is UOp and item.device.plans_kernels:
+    """Kernels of devices that plan them are known by their graph and the settings that change
+    their code (`settings.config`), which costs no codegen; others by their source."""
+    if _planned(item):
         return (item.device.name, item.ast, settings.config())
     return (item.device.name, item.source)
 
@@ -93,7 +98,7 @@ def _compile_all(items: list[Any], start: float) -> list[Any]:
             continue
         if key in plans:
             continue
-        if len(key) == 3:
+        if _planned(item):
             plans[key] = item.device.plan_kernel(item)
         elif type(item) is ScheduleItem:
             together.setdefault(item.device, {})[key] = item   # built in one program, below
