@@ -159,7 +159,8 @@ def test_an_entry_that_dlopen_refuses_is_rebuilt(tmp_path):
     assert proc.stdout.count("could not be loaded") == len(paths), proc.stdout
     assert "could not be built" not in proc.stderr
     assert any(p.endswith(".schedule") for p in paths)
-    assert all(sound(p) and os.path.getsize(p) > (100 if p.endswith(".schedule") else 1000) for p in paths)
+    least = {".schedule": 100, ".hash": 64}   # (a source hash: 64 hex digits, `cache.source_hash`)
+    assert all(sound(p) and os.path.getsize(p) > least.get(os.path.splitext(p)[1], 1000) for p in paths)
 
 
 @needs_opencl
@@ -403,3 +404,30 @@ def test_files_being_written_do_not_count_in_the_size(tmp_path, monkeypatch):
     monkeypatch.setattr(settings, "cache_limit", 20_000)
     assert cache.enforce_limit() == sum(os.path.getsize(p) for p in entries)   # (each ~1 KB, with its trailer)
     assert all(os.path.exists(p) for p in entries) and not stale.exists() and (pocl / "tempfile_abc").exists()
+
+
+def test_source_hash_is_the_files_hash_and_follows_their_changes(tmp_path, monkeypatch):
+    """`cache.source_hash` (what schedules and kernels keyed by graphs are made by): the sha256 of
+    the files with their names, memoised on disk by their sizes and times; a file changed (a new
+    size or time) gives a new hash, and a damaged memo is computed again."""
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+    files = [tmp_path / "a.py", tmp_path / "b.c"]
+    files[0].write_text("x = 1\n")
+    files[1].write_text("int y;\n")
+    paths = [str(f) for f in files]
+
+    def direct():
+        h = hashlib.sha256()
+        for f in files:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        return h.hexdigest()
+    first = cache.source_hash(paths)
+    assert first == direct() == cache.source_hash(paths)
+    assert len(list((tmp_path / "cache" / "sources").iterdir())) == 1
+    files[0].write_text("x = 22\n")
+    second = cache.source_hash(paths)
+    assert second == direct() != first
+    for memo in (tmp_path / "cache" / "sources").iterdir():   # damaged memos: computed again
+        memo.write_bytes(seal(b"not a hash"))
+    assert cache.source_hash(paths) == second
+    assert second.encode() in [cache.unseal(m.read_bytes()) for m in (tmp_path / "cache" / "sources").iterdir()]

@@ -29,7 +29,7 @@ from typing import Any
 from lazyarr import dtypes, settings
 from lazyarr.compiler.uop import Ops, UOp
 from lazyarr.dtypes import DType
-from lazyarr.runtime.cache import cache_key, discard, kind_dir, read_bytes, store_bytes
+from lazyarr.runtime.cache import cache_key, discard, kind_dir, read_bytes, source_hash, store_bytes
 from lazyarr.runtime import cpu_compiler
 from lazyarr.runtime.devices import get_device
 from lazyarr.runtime.items import ScheduleItem
@@ -42,13 +42,8 @@ FORMAT = 2
 def _code_hash() -> str:
     """A hash of lazyarr's source (.py and .c): what a schedule is made by."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    h = hashlib.sha256()
-    for folder, _, files in sorted(os.walk(root)):
-        for name in sorted(files):
-            if name.endswith((".py", ".c")):
-                with open(os.path.join(folder, name), "rb") as f:
-                    h.update(os.path.relpath(os.path.join(folder, name), root).encode() + b"\0" + f.read())
-    return h.hexdigest()
+    return source_hash([os.path.join(folder, name) for folder, _, files in sorted(os.walk(root))
+                        for name in sorted(files) if name.endswith((".py", ".c"))])
 
 
 def disk_key(key: tuple) -> str:

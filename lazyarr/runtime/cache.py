@@ -319,6 +319,30 @@ def cached_file(kind: str, key: str, suffix: str, build: Callable[[str], None], 
     return lookup(kind, key, suffix, configured) or _store(kind, key, suffix, build, configured)
 
 
+def source_hash(paths: list[str]) -> str:
+    """The sha256 of the files `paths`, each with its name: lazyarr's own source, what an entry
+    keyed by it was made by. Memoised on disk by the files' sizes and modification times (the trust
+    Python's bytecode cache places in them), so a process with a warm cache stats the files instead
+    of reading and hashing them (~4 ms a process for the two hashes lazyarr keys by)."""
+    stats = []
+    for p in paths:
+        st = os.stat(p)
+        stats.append(f"{p}:{st.st_size}:{st.st_mtime_ns}")
+    key = cache_key("source-hash", *stats)
+    known = read_bytes("sources", key, ".hash")
+    if known is not None:
+        if len(known) == 64 and all(c in b"0123456789abcdef" for c in known):
+            return known.decode()
+        discard(os.path.join(kind_dir("sources"), key + ".hash"), "could not be loaded (no source hash)")
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as f:
+            h.update(os.path.basename(p).encode() + b"\0" + f.read())
+    digest = h.hexdigest()
+    store_bytes("sources", key, ".hash", digest.encode())
+    return digest
+
+
 def load_cached(kind: str, key: str, suffix: str, build: Callable[[str], None], load: Callable[[Any], Any],
                 errors: tuple[type[BaseException], ...], configured: str | None = None, as_bytes: bool = False) -> Any:
     """`load(entry)` of entry `key` (its path, or its bytes `as_bytes`), built by `build` on a miss.

@@ -24,7 +24,7 @@ from typing import Iterator
 TMP_PREFIX = ".tmp-"
 STALE_TMP_SECONDS = 3600.0   # a temporary file this old belongs to a writer that died
 EVICT_TO = 0.8               # an over-full cache is trimmed to this fraction of the limit
-KINDS = ("kernels", "native", "opencl", "pocl", "schedules")   # the folders eviction looks into, and nothing else
+KINDS = ("kernels", "native", "opencl", "pocl", "schedules", "sources")   # the folders eviction looks into, and nothing else
 ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.")   # an entry's name: its key (cache_key), then its suffix
 
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from lazyarr import settings
 from lazyarr.compiler.rangeify import bind_sizes
 from lazyarr.compiler.uop import GroupOp, Ops, is_generic, op_cost
-from lazyarr.runtime.cache import cache_key, discard, load_cached, lookup
+from lazyarr.runtime.cache import cache_key, discard, load_cached, lookup, source_hash
 from lazyarr.runtime.cpu_program import CPUProgram
 from lazyarr.runtime.device import Buffer
 from lazyarr.runtime.errors import CompileError
@@ -73,16 +73,9 @@ def compiler_code_hash() -> str:
     """A hash of the code that turns a kernel graph into source: an entry keyed by a graph is
     stale once this changes."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the package's folder
-    h = hashlib.sha256()
-    for folder in ("compiler", "runtime"):
-        for name in sorted(os.listdir(os.path.join(root, folder))):
-            if name.endswith(".py"):
-                with open(os.path.join(root, folder, name), "rb") as f:
-                    h.update(name.encode() + b"\0" + f.read())
-    for name in ("ops.py", "dtypes.py", "settings.py"):
-        with open(os.path.join(root, name), "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()
+    paths = [os.path.join(root, folder, name) for folder in ("compiler", "runtime")
+             for name in sorted(os.listdir(os.path.join(root, folder))) if name.endswith(".py")]
+    return source_hash(paths + [os.path.join(root, name) for name in ("ops.py", "dtypes.py", "settings.py")])
 
 
 def _arg_text(arg: Any) -> str:
