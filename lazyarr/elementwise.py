@@ -223,7 +223,8 @@ _record = getattr(native_module, "record_binary", None)
 _record_unary = getattr(native_module, "record_unary", None)
 if _record is not None:
     native_module.setup_record(Array, grad_mode, _consts, const, dtypes.check_scalar_fits, UOp,
-                         (Ops.RESHAPE, Ops.EXPAND, Ops.MUL, Ops.REDUCE_AXIS, Ops.ADD, Ops.SHRINK, Ops.PAD, Ops.WHERE))
+                               (Ops.RESHAPE, Ops.EXPAND, Ops.MUL, Ops.REDUCE_AXIS, Ops.ADD, Ops.SHRINK, Ops.PAD,
+                                Ops.WHERE))
 
 
 def add(x1: Any, x2: Any, /) -> Array:

@@ -504,7 +504,7 @@ def stable_text(x: Any) -> str | None:
 
 if native_module is not None:
     native_module.setup(arg_key, Ops.BUFFER, lambda u: shape_of(u), Ops.CONST, liftable, LIFTED_DTYPES, BAKED_FLOATS,
-                  ATOMS, (Ops, DType), Ops.RANGE, atom_number)
+                        ATOMS, (Ops, DType), Ops.RANGE, atom_number)
 
 
 def is_generic(sink: UOp) -> bool:
