@@ -196,10 +196,12 @@ def _zero_grad(op: Ops) -> Elementwise:   # (rounding: float and complex kinds)
 # OpDef.complex_gradient; |z| has a rule of its own). An op taking complex values has its lowering
 # to real ones in lazyarr.compiler.complex (tests/test_complex.py checks each)
 FC, F, IU, BIU, BIUF = "fc", "f", "iu", "biu", "biuf"
+IUFC = "iufc"   # negation and subtraction: no bools (NumPy refuses them; C's bool arithmetic would differ from folding)
 
 
 ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
-    Elementwise(Ops.NEG, operator.neg, operator.neg, lambda y, i, g: alu(Ops.NEG, g), holomorphic=True),
+    Elementwise(Ops.NEG, operator.neg, operator.neg, lambda y, i, g: alu(Ops.NEG, g), kinds=IUFC,
+                holomorphic=True),
     Elementwise(Ops.NOT, lambda a: (not a) if isinstance(a, bool) else ~a, kinds=BIU),
     _unary(Ops.ABS, abs, lambda x, y: _sign(x), int_fold=abs),
     _unary(Ops.SQRT, np.sqrt, lambda x, y: alu(Ops.RECIP, alu(Ops.MUL, y, 2)), kinds=FC, holomorphic=True),
@@ -229,7 +231,7 @@ ALU_DEFS: dict[Ops, Elementwise] = {e.op: e for e in [
     _zero_grad(Ops.FLOOR), _zero_grad(Ops.CEIL), _zero_grad(Ops.TRUNC), _zero_grad(Ops.RINT),
     Elementwise(Ops.ADD, operator.add, operator.add, lambda y, i, g: g, holomorphic=True),
     Elementwise(Ops.SUB, operator.sub, operator.sub, lambda y, i, g: g if i == 0 else alu(Ops.NEG, g),
-                holomorphic=True),
+                kinds=IUFC, holomorphic=True),
     Elementwise(Ops.MUL, operator.mul, operator.mul, lambda y, i, g: alu(Ops.MUL, g, _other(y, i)), holomorphic=True),
     Elementwise(Ops.FDIV, None, operator.truediv,
                 lambda y, i, g: alu(Ops.FDIV, g, y.src[1]) if i == 0
